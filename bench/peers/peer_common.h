@@ -59,9 +59,23 @@ static int peer_size(void) {
   return p;
 }
 
-/* Abort from any rank with a message (only rank 0 prints, unless `all`). */
+/* Collective abort: every rank calls it (argument errors, verification
+ * failures); rank 0 prints, and the barrier makes sure it has printed before
+ * anyone aborts. */
 static void peer_die(const char *msg) {
-  if (peer_rank() == 0) fprintf(stderr, "error: %s\n", msg);
+  if (peer_rank() == 0) {
+    fprintf(stderr, "error: %s\n", msg);
+    fflush(stderr);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+  exit(2);
+}
+
+/* Abort from a single rank. */
+static void peer_die_local(const char *msg) {
+  fprintf(stderr, "error (rank %d): %s\n", peer_rank(), msg);
+  fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 2);
   exit(2);
 }
@@ -258,7 +272,7 @@ static double peer_measure(const peer_opts *o, peer_kernel k, void *ctx, MPI_Com
 static void *peer_alloc(size_t bytes, int fill) {
   void *p = NULL;
   if (bytes == 0) bytes = 64;
-  if (posix_memalign(&p, 4096, bytes)) peer_die("out of memory");
+  if (posix_memalign(&p, 4096, bytes)) peer_die_local("out of memory");
   memset(p, fill, bytes);
   return p;
 }
