@@ -1,0 +1,74 @@
+// What a collective call is, independent of how it is carried out: the collective, the
+// number of ranks, the root, the counts (with the meaning MPI gives them), the operator's
+// properties and the algorithm parameters. Schedule builders take these arguments.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ranklab/datatype.hpp"
+
+namespace ranklab {
+
+enum class collective : std::uint8_t {
+  barrier, bcast, reduce, allreduce, allgather, allgatherv, reduce_scatter,
+  reduce_scatter_block, scan, exscan, scatter, scatterv, gather, gatherv, alltoall, alltoallv,
+};
+inline constexpr int collective_count = 16;
+
+std::string_view name(collective c);
+std::optional<collective> collective_from_name(std::string_view name);
+bool is_rooted(collective c);
+bool is_reduction(collective c);   // needs an operator
+bool has_vector_counts(collective c);
+
+// Algorithm parameters; 0 / -1 mean "the algorithm chooses".
+struct algo_params {
+  int blocks = 0;              // circulant: number of blocks n
+  int radix = 0;               // k-nomial trees
+  int removed_steps = -1;      // generalized allreduce: r
+  std::uint64_t segment = 0;   // pipelined algorithms: elements per segment
+  friend bool operator==(const algo_params&, const algo_params&) = default;
+};
+
+struct coll_args {
+  collective coll = collective::barrier;
+  int p = 1;
+  int root = 0;
+  // Per-rank element count, as MPI's count argument: the buffer length for bcast, reduce,
+  // allreduce, scan, exscan; the per-rank block for allgather, scatter, gather, alltoall and
+  // reduce_scatter_block.
+  std::uint64_t count = 0;
+  // v-collectives: counts[j] elements for rank j (allgatherv, reduce_scatter, scatterv,
+  // gatherv); alltoallv: p*p entries, counts[i*p + j] = elements rank i sends to rank j.
+  // Every rank passes the full vector: schedules are computed locally, without messages.
+  std::vector<std::uint64_t> counts;
+  // Optional displacements into the gathered/scattered buffer (same length as counts for
+  // allgatherv/scatterv/gatherv); empty means packed in rank order.
+  std::vector<std::uint64_t> displs;
+  bool commutative = true;
+  algo_params params;
+};
+
+// Elements of the caller's send and receive buffers at `rank` (0 where unused).
+struct buffer_extent {
+  std::uint64_t in = 0;
+  std::uint64_t out = 0;
+};
+buffer_extent buffer_extents(const coll_args& a, int rank);
+
+// Offset and length of rank j's block in the gathered (or scattered) layout.
+std::uint64_t block_offset(const coll_args& a, int j);
+std::uint64_t block_count(const coll_args& a, int j);
+std::uint64_t total_count(const coll_args& a);  // sum of all ranks' blocks
+
+// Throws usage_error for inconsistent arguments (root out of range, counts of the wrong
+// length, displacements that overlap or overflow ...).
+void validate(const coll_args& a);
+
+// One line such as "bcast(p=8, root=3, count=100)", for logs and errors.
+std::string describe(const coll_args& a);
+
+}  // namespace ranklab

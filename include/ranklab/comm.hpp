@@ -1,0 +1,210 @@
+// A rank's handle: its number, the team size, one-ported send-receive rounds and the
+// collectives. Collectives build (and cache) the rank's schedule of the chosen algorithm
+// and run it on the thread executor.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "ranklab/collective.hpp"
+#include "ranklab/datatype.hpp"
+#include "ranklab/errors.hpp"
+#include "ranklab/schedule.hpp"
+
+namespace ranklab {
+
+namespace detail {
+struct team_state;
+struct comm_state;
+}  // namespace detail
+struct algorithm;
+
+// The algorithm for one call: a registered name or "auto", and its parameters.
+struct algo {
+  std::string_view name = "auto";
+  algo_params params{};
+};
+
+template <class R>
+concept buffer_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                       std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
+
+// Everything a collective call needs besides its data.
+struct call {
+  coll_args args;
+  datatype type;
+  op reduction = ops::sum;
+  algo choice;
+};
+
+class comm {
+ public:
+  comm(comm&&) noexcept;
+  comm& operator=(comm&&) noexcept;
+  ~comm();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // ---- one-ported rounds ------------------------------------------------------------------
+  // Sends `send` to `dest` and receives from `source` into `recv` in one round; either peer
+  // may be no_rank. Returns the number of bytes received. A message larger than `recv`
+  // raises size_mismatch_error naming both ranks.
+  std::size_t sendrecv_bytes(int dest, std::span<const std::byte> send, int source,
+                             std::span<std::byte> recv);
+
+  template <buffer_range S, buffer_range R>
+  std::size_t sendrecv(int dest, const S& send, int source, R&& recv) {
+    return sendrecv_bytes(dest, std::as_bytes(std::span(send)), source,
+                          std::as_writable_bytes(std::span(recv))) /
+           sizeof(std::ranges::range_value_t<R>);
+  }
+  template <buffer_range S>
+  void send(int dest, const S& data) {
+    sendrecv_bytes(dest, std::as_bytes(std::span(data)), no_rank, {});
+  }
+  // Returns the number of elements received.
+  template <buffer_range R>
+  std::size_t recv(int source, R&& data) {
+    return sendrecv_bytes(no_rank, {}, source, std::as_writable_bytes(std::span(data))) /
+           sizeof(std::ranges::range_value_t<R>);
+  }
+
+  // ---- collectives (MPI semantics; counts in elements) ------------------------------------
+  void barrier(const algo& a = {});
+
+  template <buffer_range R>
+  void bcast(R&& buf, int root, const algo& a = {}) {
+    run(collective::bcast, root, size_of(buf), nullptr, data_of(buf), type_of<R>(), ops::sum, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void reduce(const I& in, O&& out, const op& o, int root, const algo& a = {}) {
+    if (rank_ == root) expect(collective::reduce, "out", size_of(out), size_of(in));
+    run(collective::reduce, root, size_of(in), data_of(in), data_of(out), type_of<I>(), o, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void allreduce(const I& in, O&& out, const op& o, const algo& a = {}) {
+    expect(collective::allreduce, "out", size_of(out), size_of(in));
+    run(collective::allreduce, 0, size_of(in), data_of(in), data_of(out), type_of<I>(), o, a);
+  }
+  template <buffer_range R>
+  void allreduce(R&& inout, const op& o, const algo& a = {}) {  // in place
+    run(collective::allreduce, 0, size_of(inout), data_of(inout), data_of(inout), type_of<R>(), o, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void scan(const I& in, O&& out, const op& o, const algo& a = {}) {
+    expect(collective::scan, "out", size_of(out), size_of(in));
+    run(collective::scan, 0, size_of(in), data_of(in), data_of(out), type_of<I>(), o, a);
+  }
+  // Rank 0's out is left unchanged (MPI leaves it undefined).
+  template <buffer_range I, buffer_range O>
+  void exscan(const I& in, O&& out, const op& o, const algo& a = {}) {
+    expect(collective::exscan, "out", size_of(out), size_of(in));
+    run(collective::exscan, 0, size_of(in), data_of(in), data_of(out), type_of<I>(), o, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void allgather(const I& in, O&& out, const algo& a = {}) {
+    expect(collective::allgather, "out", size_of(out), size_of(in) * size_);
+    run(collective::allgather, 0, size_of(in), data_of(in), data_of(out), type_of<I>(), ops::sum, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void reduce_scatter_block(const I& in, O&& out, const op& o, const algo& a = {}) {
+    expect(collective::reduce_scatter_block, "in", size_of(in), size_of(out) * size_);
+    run(collective::reduce_scatter_block, 0, size_of(out), data_of(in), data_of(out), type_of<I>(), o, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void scatter(const I& in, O&& out, int root, const algo& a = {}) {
+    if (rank_ == root) expect(collective::scatter, "in", size_of(in), size_of(out) * size_);
+    run(collective::scatter, root, size_of(out), data_of(in), data_of(out), type_of<O>(), ops::sum, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void gather(const I& in, O&& out, int root, const algo& a = {}) {
+    if (rank_ == root) expect(collective::gather, "out", size_of(out), size_of(in) * size_);
+    run(collective::gather, root, size_of(in), data_of(in), data_of(out), type_of<I>(), ops::sum, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void alltoall(const I& in, O&& out, const algo& a = {}) {
+    expect(collective::alltoall, "out", size_of(out), size_of(in));
+    if (size_of(in) % static_cast<std::uint64_t>(size_) != 0)
+      throw usage_error(rank_, "alltoall", "input length is not a multiple of p");
+    run(collective::alltoall, 0, size_of(in) / size_, data_of(in), data_of(out), type_of<I>(), ops::sum, a);
+  }
+
+  // v-collectives: every rank passes the full counts (and optional displacements), because
+  // schedules are computed locally without messages.
+  template <buffer_range I, buffer_range O>
+  void allgatherv(const I& in, O&& out, std::span<const std::uint64_t> counts,
+                  std::span<const std::uint64_t> displs = {}, const algo& a = {}) {
+    run_v(collective::allgatherv, 0, counts, displs, data_of(in), size_of(in), data_of(out), size_of(out),
+          type_of<I>(), ops::sum, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void reduce_scatter(const I& in, O&& out, std::span<const std::uint64_t> counts, const op& o,
+                      const algo& a = {}) {
+    run_v(collective::reduce_scatter, 0, counts, {}, data_of(in), size_of(in), data_of(out), size_of(out),
+          type_of<I>(), o, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void scatterv(const I& in, O&& out, std::span<const std::uint64_t> counts, int root,
+                std::span<const std::uint64_t> displs = {}, const algo& a = {}) {
+    run_v(collective::scatterv, root, counts, displs, data_of(in), size_of(in), data_of(out), size_of(out),
+          type_of<O>(), ops::sum, a);
+  }
+  template <buffer_range I, buffer_range O>
+  void gatherv(const I& in, O&& out, std::span<const std::uint64_t> counts, int root,
+               std::span<const std::uint64_t> displs = {}, const algo& a = {}) {
+    run_v(collective::gatherv, root, counts, displs, data_of(in), size_of(in), data_of(out), size_of(out),
+          type_of<I>(), ops::sum, a);
+  }
+  // counts[i*p + j]: elements rank i sends to rank j (row-major p x p, the same on all ranks).
+  template <buffer_range I, buffer_range O>
+  void alltoallv(const I& in, O&& out, std::span<const std::uint64_t> counts, const algo& a = {}) {
+    run_v(collective::alltoallv, 0, counts, {}, data_of(in), size_of(in), data_of(out), size_of(out),
+          type_of<I>(), ops::sum, a);
+  }
+
+  // ---- the general entry points -----------------------------------------------------------
+  // Runs one collective call: selects the algorithm, builds (or reuses) this rank's schedule,
+  // checks the call against the other ranks' and executes it. `in`/`out` hold the extents
+  // buffer_extents() gives for this rank.
+  void run_collective(const call& c, const void* in, void* out);
+  // Runs a schedule on the thread executor (for custom or hand-built schedules).
+  void execute(const schedule& s, const void* in, void* out, const datatype& type,
+               const op& reduction = ops::sum);
+  // The algorithm the last collective call used and why (for --explain and logs).
+  const algorithm* last_algorithm() const;
+  std::string_view last_selection_reason() const;
+
+  detail::comm_state& state() { return *state_; }
+
+ private:
+  friend class team;
+  comm(detail::team_state* team, int rank);
+
+  template <class R>
+  static constexpr datatype type_of() {
+    return datatype_of<std::remove_cv_t<std::ranges::range_value_t<R>>>();
+  }
+  template <class R>
+  static std::uint64_t size_of(const R& r) { return static_cast<std::uint64_t>(std::ranges::size(r)); }
+  template <class R>
+  static auto* data_of(R&& r) { return std::ranges::data(r); }
+
+  void expect(collective c, const char* which, std::uint64_t have, std::uint64_t want) const;
+  void run(collective c, int root, std::uint64_t count, const void* in, void* out, datatype t,
+           const op& o, const algo& a);
+  void run_v(collective c, int root, std::span<const std::uint64_t> counts,
+             std::span<const std::uint64_t> displs, const void* in, std::uint64_t in_count,
+             void* out, std::uint64_t out_count, datatype t, const op& o, const algo& a);
+
+  detail::team_state* team_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+  std::unique_ptr<detail::comm_state> state_;
+};
+
+}  // namespace ranklab

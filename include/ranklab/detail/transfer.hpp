@@ -1,0 +1,42 @@
+// Moving data between lists of memory pieces, copying or reducing: the one data path
+// shared by every executor, so they agree bit for bit.
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "ranklab/datatype.hpp"
+#include "ranklab/schedule.hpp"
+
+namespace ranklab::detail {
+
+struct piece {
+  std::byte* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+// What a reduction needs: kernel and context, element size.
+struct reduction {
+  reduce_kernel kernel = nullptr;
+  const void* context = nullptr;
+  std::size_t elem_size = 1;
+};
+
+// Base addresses of a rank's buffers: in, out, scratch...
+struct buffer_table {
+  std::vector<std::byte*> base;
+  std::size_t elem_size = 1;
+  std::byte* address(const region& r) const { return base[r.buffer] + r.offset * elem_size; }
+  piece resolve(const region& r) const { return {address(r), r.count * elem_size}; }
+};
+
+// dst pieces <- src pieces, total sizes equal (checked by the caller).
+void transfer(std::span<const piece> src, std::span<const piece> dst, combine how,
+              const reduction& red);
+// One contiguous piece into one piece.
+void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how,
+              const reduction& red);
+// A local step.
+void run_step(const local_step& step, const buffer_table& buffers, const reduction& red);
+
+}  // namespace ranklab::detail

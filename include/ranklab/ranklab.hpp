@@ -1,0 +1,10 @@
+// The whole public interface of ranklab.
+#pragma once
+#include "ranklab/collective.hpp"
+#include "ranklab/comm.hpp"
+#include "ranklab/datatype.hpp"
+#include "ranklab/errors.hpp"
+#include "ranklab/executor.hpp"
+#include "ranklab/registry.hpp"
+#include "ranklab/schedule.hpp"
+#include "ranklab/team.hpp"

@@ -1,0 +1,65 @@
+// The registry of algorithms: every schedule builder registers its name, collective,
+// preconditions and cost, so tests, benchmarks and tools can loop over all of them and the
+// choice of algorithm is data that can be printed and overridden.
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ranklab/collective.hpp"
+#include "ranklab/schedule.hpp"
+
+namespace ranklab {
+
+// Linear cost model: a message of m bytes costs alpha + beta*m, reducing m bytes gamma*m.
+struct cost_model {
+  double alpha = 0.5e-6;   // seconds per message
+  double beta = 1.0e-10;   // seconds per byte moved
+  double gamma = 0.5e-10;  // seconds per byte reduced
+};
+
+struct algorithm {
+  std::string_view name;
+  collective coll = collective::barrier;
+  std::string_view summary;         // source, rounds, cost in one line
+  bool needs_commutative = false;   // the operator must be commutative
+  bool needs_power_of_two = false;  // p must be a power of two
+  bool one_ported = true;           // false: shared-memory direct, outside the model
+  std::string_view composition;     // e.g. "scatter + allgather (seed 001, improved)"
+  schedule (*build)(const coll_args& args, int rank) = nullptr;
+  // Predicted time in seconds for elements of elem_size bytes; nullptr if not modelled.
+  double (*cost)(const coll_args& args, std::size_t elem_size, const cost_model& m) = nullptr;
+};
+
+class registry {
+ public:
+  static bool add(const algorithm& a);  // returns true, for static registration
+  static std::vector<const algorithm*> all();  // sorted by collective, then name
+  static std::vector<const algorithm*> for_collective(collective c);
+  static const algorithm* find(collective c, std::string_view name);
+};
+
+// Throws usage_error when `a` cannot run `args` (non-commutative operator, p not a power
+// of two ...), naming algorithms of the same collective that can.
+void check_preconditions(const algorithm& a, const coll_args& args);
+bool meets_preconditions(const algorithm& a, const coll_args& args);
+
+// Resolves `requested` ("auto" or a name) for a call. With "auto", the environment
+// variable RANKLAB_<COLLECTIVE>_ALGORITHM (e.g. RANKLAB_BCAST_ALGORITHM=binomial) wins,
+// then the selection table. Sets `reason` to a short explanation when non-null. When
+// RANKLAB_LOG_SELECTION is set, every choice is logged to stderr.
+const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size,
+                                  std::string_view requested, std::string* reason = nullptr);
+
+// Builds all p ranks' schedules (for the sequential executor, the verifier, printing).
+schedule_set build_all(const algorithm& a, const coll_args& args);
+
+}  // namespace ranklab
+
+#define RANKLAB_CONCAT_INNER(a, b) a##b
+#define RANKLAB_CONCAT(a, b) RANKLAB_CONCAT_INNER(a, b)
+// Registers an algorithm at load time (the library is shared, so every file's registrar runs).
+#define RANKLAB_REGISTER_ALGORITHM(...)                                          \
+  [[maybe_unused]] static const bool RANKLAB_CONCAT(ranklab_registered_, __LINE__) = \
+      ::ranklab::registry::add(__VA_ARGS__)

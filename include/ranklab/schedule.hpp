@@ -1,0 +1,110 @@
+// A schedule is one rank's part of a collective, as data: a list of one-ported rounds.
+// Each round sends at most one message and receives at most one, each message being a list
+// of buffer regions (so packed messages need no staging copy), with local copy/reduce
+// steps before and after. Builders in algorithms/ produce schedules; executors (thread,
+// sequential, MPI) run them; the verifier checks them. Counts are in elements so one
+// schedule serves every datatype.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ranklab/errors.hpp"
+
+namespace ranklab {
+
+using buffer_id = std::uint16_t;
+inline constexpr buffer_id in_buffer = 0;       // the caller's send buffer (read only)
+inline constexpr buffer_id out_buffer = 1;      // the caller's receive buffer
+inline constexpr buffer_id first_scratch = 2;   // executor-allocated temporaries
+
+struct region {
+  buffer_id buffer = out_buffer;
+  std::uint64_t offset = 0;  // elements
+  std::uint64_t count = 0;   // elements
+  friend bool operator==(const region&, const region&) = default;
+};
+
+// How arriving data (a message or a local source) lands in its destination.
+enum class combine : std::uint8_t {
+  copy,             // dst = data
+  reduce_in_left,   // dst = data (+) dst   (MPI_User_function order: "in" on the left)
+  reduce_in_right,  // dst = dst (+) data
+};
+
+struct local_step {
+  region src;
+  region dst;
+  combine how = combine::copy;
+};
+
+struct round {
+  int send_to = no_rank;
+  int recv_from = no_rank;
+  combine recv_how = combine::copy;
+  std::uint32_t send_begin = 0, send_end = 0;  // into schedule::send_regions()
+  std::uint32_t recv_begin = 0, recv_end = 0;  // into schedule::recv_regions()
+  std::uint32_t pre_begin = 0, post_begin = 0, post_end = 0;  // into schedule::steps()
+  bool communicates() const { return send_to != no_rank || recv_from != no_rank; }
+};
+
+class schedule {
+ public:
+  schedule() = default;
+  schedule(int rank, int p, std::uint64_t in_count, std::uint64_t out_count);
+
+  // ---- building -----------------------------------------------------------------------
+  // Opens the next round. Local steps added before any round form the prologue; inside a
+  // round they run before the messages until a send or receive is added, after them from
+  // then on.
+  void next_round();
+  void send(int to, region r);
+  void recv(int from, region r, combine how = combine::copy);
+  void copy(region src, region dst) { local(src, dst, combine::copy); }
+  void reduce(region src, region dst, combine how) { local(src, dst, how); }
+  buffer_id scratch(std::uint64_t count);  // a new temporary buffer of `count` elements
+  // Removes trailing rounds without communication or local steps.
+  void trim();
+
+  // ---- reading ------------------------------------------------------------------------
+  int rank() const { return rank_; }
+  int size() const { return p_; }
+  std::uint64_t in_count() const { return in_count_; }
+  std::uint64_t out_count() const { return out_count_; }
+  std::uint64_t buffer_count(buffer_id b) const;  // elements in buffer b
+  std::span<const std::uint64_t> scratch_counts() const { return scratch_; }
+  std::span<const round> rounds() const { return rounds_; }
+  std::span<const region> send_regions(const round& r) const;
+  std::span<const region> recv_regions(const round& r) const;
+  std::span<const local_step> pre_steps(const round& r) const;
+  std::span<const local_step> post_steps(const round& r) const;
+  std::span<const local_step> prologue() const;
+  std::uint64_t send_count(const round& r) const;  // elements in the round's message
+  std::uint64_t recv_count(const round& r) const;
+  // Index of the last round that communicates, plus one.
+  std::size_t communication_rounds() const;
+
+  // A readable listing, one line per round, for teaching and debugging.
+  std::string describe() const;
+
+ private:
+  void local(region src, region dst, combine how);
+  round& current(const char* what);
+
+  int rank_ = 0;
+  int p_ = 1;
+  std::uint64_t in_count_ = 0;
+  std::uint64_t out_count_ = 0;
+  std::vector<std::uint64_t> scratch_;
+  std::vector<round> rounds_;
+  std::vector<region> send_regions_;
+  std::vector<region> recv_regions_;
+  std::vector<local_step> steps_;
+  std::uint32_t prologue_end_ = 0;
+};
+
+// All ranks' schedules of one collective call.
+using schedule_set = std::vector<schedule>;
+
+}  // namespace ranklab

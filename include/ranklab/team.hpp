@@ -1,0 +1,106 @@
+// Teams of ranks: p threads of one process, each a rank, pinned with hwloc.
+//   ranklab::run(p, fn)      starts p rank threads, calls fn(comm) on each, joins, and
+//                            rethrows the first failure;
+//   ranklab::team t(p) ...   lets a threaded application attach its own threads as ranks.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ranklab {
+
+class comm;
+namespace detail { struct team_state; }
+
+enum class binding_policy {
+  automatic,  // compact when p fits the cores, none when oversubscribed
+  compact,    // rank r on core r (mod cores), first hardware thread of the core
+  spread,     // ranks spread evenly over the machine (packages, NUMA nodes, cores)
+  none,       // leave placement to the operating system
+};
+std::string_view name(binding_policy b);
+binding_policy binding_from_name(std::string_view n);  // throws usage_error
+
+struct team_options {
+  binding_policy binding = binding_policy::automatic;
+  // Messages up to this many bytes travel inline in the mailbox; larger ones by descriptor,
+  // copied once by the receiver from the sender's buffer. Capped at max_eager_limit.
+  std::size_t eager_limit = 2048;
+  bool trace = false;  // record every round (see trace_event)
+  // All live ranks blocked with no progress for this long is reported as a deadlock.
+  std::chrono::milliseconds deadlock_timeout{400};
+  // Reads RANKLAB_BINDING, RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS.
+  static team_options from_environment();
+};
+inline constexpr std::size_t max_eager_limit = 4096;
+
+// Where a rank thread runs.
+struct binding_info {
+  int rank = 0;
+  binding_policy policy = binding_policy::none;  // the policy actually applied
+  int core = -1;                                 // logical core index, -1 when unbound
+  std::string cpuset;                            // hwloc cpuset list, e.g. "0" or "0-1"
+  std::string note;                              // why unbound, if so
+};
+
+// One round as the thread executor saw it (tracing is off by default and costs one branch).
+struct trace_event {
+  int rank = 0;
+  std::uint32_t call = 0;      // collective sequence number (0: point-to-point)
+  std::string_view coll;       // "bcast", ... or "p2p"
+  std::uint32_t round = 0;
+  int to = -1, from = -1;
+  std::uint64_t bytes_sent = 0, bytes_received = 0;
+  std::uint64_t begin_ns = 0, end_ns = 0;  // since the team started
+};
+
+struct machine_info {
+  int cores = 1;
+  int hardware_threads = 1;
+  int numa_nodes = 1;
+  std::string description;  // e.g. "1 package, 2 cores, 2 PUs"
+};
+machine_info machine();
+
+class team {
+ public:
+  explicit team(int p, team_options options = team_options::from_environment());
+  ~team();
+  team(const team&) = delete;
+  team& operator=(const team&) = delete;
+
+  int size() const;
+  const team_options& options() const;
+
+  // Attach the calling thread as `rank` (each rank once). `bind` pins the thread with the
+  // team's policy; an application's own threads are left where they are by default.
+  // The comm must not outlive the team; destroying it marks the rank finished.
+  comm attach(int rank, bool bind = false);
+  // attach + fn(comm) + report a failure to every other rank (then rethrow it here).
+  void run_as(int rank, const std::function<void(comm&)>& fn, bool bind = false);
+
+  bool failed() const;
+  void rethrow_if_failed() const;  // the first failure, as thrown
+
+  std::vector<binding_info> bindings() const;  // as applied
+  std::vector<trace_event> trace() const;      // all ranks, ordered by rank then time
+  void write_trace_json_lines(std::ostream& out) const;
+
+  detail::team_state& state() { return *state_; }
+
+ private:
+  std::unique_ptr<detail::team_state> state_;
+};
+
+// Starts p rank threads pinned by the team's policy, runs fn on each, joins, rethrows the
+// first failure.
+void run(int p, const std::function<void(comm&)>& fn,
+         team_options options = team_options::from_environment());
+// The same on an existing team (to read its bindings or trace afterwards).
+void run(team& t, const std::function<void(comm&)>& fn);
+
+}  // namespace ranklab

@@ -1,0 +1,145 @@
+// The shared state of a team: per-rank slots (doorbell for sleeping, what the rank waits
+// for, its send descriptor), the lazily created mailboxes, the failure record and the
+// deadlock detector. Only the failure path takes a lock.
+#pragma once
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "detail/futex.hpp"
+#include "detail/mailbox.hpp"
+#include "ranklab/errors.hpp"
+#include "ranklab/team.hpp"
+
+namespace ranklab::detail {
+
+enum class wait_reason : int { none, message_from, release_by, space_to };
+enum class failure_kind : int { rank_error, deadlock, mismatch };
+
+struct alignas(64) rank_slot {
+  // Written by other ranks (to wake this one).
+  std::atomic<std::uint32_t> doorbell{0};
+  std::atomic<std::uint32_t> sleeping{0};
+  // Written by the owner only.
+  alignas(64) std::atomic<std::uint64_t> progress{0};  // messages sent + received
+  std::atomic<int> waiting_for{0};                     // wait_reason
+  std::atomic<int> waiting_peer{no_rank};
+  std::atomic<bool> attached{false};
+  std::atomic<bool> finished{false};
+  std::atomic<std::uint32_t> call{0};  // collective sequence number in progress (0: none)
+  char call_text[160] = {};            // its description, for deadlock/mismatch reports
+  alignas(64) send_descriptor descriptor;
+  binding_info binding;
+  std::vector<trace_event> trace;
+};
+
+struct team_state {
+  team_state(int p, team_options options);
+  ~team_state();
+
+  const int p;
+  const team_options options;
+  int spin_limit = 0;
+  int yield_limit = 0;
+  std::unique_ptr<rank_slot[]> slots;
+  std::unique_ptr<std::atomic<mailbox*>[]> boxes;  // [from * p + to]
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  std::atomic<bool> failed{false};
+  std::atomic<int> blocked{0};
+  std::atomic<int> finished{0};
+
+  mailbox& box(int from, int to) {
+    std::atomic<mailbox*>& slot = boxes[static_cast<std::size_t>(from) * p + to];
+    mailbox* b = slot.load(std::memory_order_acquire);
+    return b ? *b : create_box(slot);
+  }
+
+  // Wakes `rank` if it sleeps. Call after publishing what it waits for.
+  void ring(int rank) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    rank_slot& s = slots[rank];
+    if (s.sleeping.load(std::memory_order_relaxed)) wake(s);
+  }
+
+  // Waits until ready() holds: spins, then yields, then sleeps on the rank's doorbell.
+  // Throws when the team fails (another rank's error, a deadlock, a mismatch) meanwhile.
+  template <class Ready>
+  void wait(int me, Ready&& ready, wait_reason why, int peer, const char* operation) {
+    if (ready()) return;
+    for (int i = 0; i < spin_limit; ++i) {
+      cpu_relax();
+      if (ready()) return;
+      if ((i & 63) == 63 && failed.load(std::memory_order_relaxed)) throw_failure(me, operation);
+    }
+    for (int i = 0; i < yield_limit; ++i) {
+      if (failed.load(std::memory_order_relaxed)) throw_failure(me, operation);
+      sched_yield();
+      if (ready()) return;
+    }
+    sleep_until(me, ready, why, peer, operation);
+  }
+
+  void check_failure(int me, const char* operation) {
+    if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
+  }
+  [[noreturn]] void throw_failure(int me, const char* operation);
+  void fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind);
+  std::exception_ptr first_failure() const;
+  void finish(int rank);
+  std::uint64_t now_ns() const {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  }
+
+ private:
+  template <class Ready>
+  void sleep_until(int me, Ready& ready, wait_reason why, int peer, const char* operation) {
+    rank_slot& s = slots[me];
+    s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
+    s.waiting_peer.store(peer, std::memory_order_relaxed);
+    blocked.fetch_add(1, std::memory_order_seq_cst);
+    struct leave {
+      team_state& t;
+      rank_slot& s;
+      ~leave() {
+        s.sleeping.store(0, std::memory_order_relaxed);
+        s.waiting_for.store(0, std::memory_order_relaxed);
+        t.blocked.fetch_sub(1, std::memory_order_seq_cst);
+      }
+    } guard{*this, s};
+    for (;;) {
+      s.sleeping.store(1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
+      if (ready()) return;
+      if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
+      if (!futex_wait(s.doorbell, bell, std::chrono::milliseconds(20))) detect_deadlock();
+    }
+  }
+  mailbox& create_box(std::atomic<mailbox*>& slot);
+  void wake(rank_slot& s);
+  void detect_deadlock();
+
+  mutable std::mutex failure_mutex_;
+  std::exception_ptr first_failure_;
+  int failure_origin_ = no_rank;
+  std::string failure_what_;
+  failure_kind failure_kind_ = failure_kind::rank_error;
+
+  std::mutex detector_mutex_;
+  std::uint64_t detector_progress_ = 0;
+  std::chrono::steady_clock::time_point detector_since_{};
+};
+
+// hwloc placement (binding.cpp).
+binding_info bind_this_thread(int rank, int p, binding_policy policy);
+
+}  // namespace ranklab::detail

@@ -1,0 +1,158 @@
+#include "ranklab/schedule.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ranklab {
+
+namespace {
+std::string show(const region& r) {
+  const char* names[] = {"in", "out"};
+  std::string buf = r.buffer < first_scratch ? names[r.buffer] : fmt::format("tmp{}", r.buffer - first_scratch);
+  return fmt::format("{}[{}+{}]", buf, r.offset, r.count);
+}
+std::string show(std::span<const region> rs) {
+  std::string s;
+  for (const auto& r : rs) s += (s.empty() ? "" : " ") + show(r);
+  return s;
+}
+const char* show(combine how) {
+  switch (how) {
+    case combine::copy: return "copy";
+    case combine::reduce_in_left: return "reduce(in,dst)";
+    case combine::reduce_in_right: return "reduce(dst,in)";
+  }
+  return "?";
+}
+}  // namespace
+
+schedule::schedule(int rank, int p, std::uint64_t in_count, std::uint64_t out_count)
+    : rank_(rank), p_(p), in_count_(in_count), out_count_(out_count) {}
+
+void schedule::next_round() {
+  round r;
+  r.send_begin = r.send_end = static_cast<std::uint32_t>(send_regions_.size());
+  r.recv_begin = r.recv_end = static_cast<std::uint32_t>(recv_regions_.size());
+  r.pre_begin = r.post_begin = r.post_end = static_cast<std::uint32_t>(steps_.size());
+  rounds_.push_back(r);
+}
+
+round& schedule::current(const char* what) {
+  if (rounds_.empty())
+    throw usage_error(rank_, "schedule", fmt::format("{} before the first next_round()", what));
+  return rounds_.back();
+}
+
+void schedule::send(int to, region reg) {
+  round& r = current("send");
+  if (to < 0 || to >= p_)
+    throw usage_error(rank_, "schedule", fmt::format("send to rank {} outside 0..{}", to, p_ - 1));
+  if (r.send_to != no_rank && r.send_to != to)
+    throw usage_error(rank_, "schedule",
+                      fmt::format("round {} sends to both {} and {}", rounds_.size() - 1, r.send_to, to));
+  r.send_to = to;
+  send_regions_.push_back(reg);
+  r.send_end = static_cast<std::uint32_t>(send_regions_.size());
+}
+
+void schedule::recv(int from, region reg, combine how) {
+  round& r = current("recv");
+  if (from < 0 || from >= p_)
+    throw usage_error(rank_, "schedule", fmt::format("recv from rank {} outside 0..{}", from, p_ - 1));
+  if (r.recv_from != no_rank && (r.recv_from != from || r.recv_how != how))
+    throw usage_error(rank_, "schedule",
+                      fmt::format("round {} receives from both {} and {}", rounds_.size() - 1, r.recv_from, from));
+  r.recv_from = from;
+  r.recv_how = how;
+  recv_regions_.push_back(reg);
+  r.recv_end = static_cast<std::uint32_t>(recv_regions_.size());
+}
+
+void schedule::local(region src, region dst, combine how) {
+  if (src.count != dst.count)
+    throw usage_error(rank_, "schedule",
+                      fmt::format("local step from {} to {} changes the size", show(src), show(dst)));
+  steps_.push_back({src, dst, how});
+  const auto end = static_cast<std::uint32_t>(steps_.size());
+  if (rounds_.empty()) {
+    prologue_end_ = end;
+    return;
+  }
+  round& r = rounds_.back();
+  if (!r.communicates()) r.post_begin = end;  // still before the messages
+  r.post_end = end;
+}
+
+buffer_id schedule::scratch(std::uint64_t count) {
+  scratch_.push_back(count);
+  return static_cast<buffer_id>(first_scratch + scratch_.size() - 1);
+}
+
+void schedule::trim() {
+  while (!rounds_.empty() && !rounds_.back().communicates() &&
+         rounds_.back().post_end == rounds_.back().pre_begin)
+    rounds_.pop_back();
+}
+
+std::uint64_t schedule::buffer_count(buffer_id b) const {
+  if (b == in_buffer) return in_count_;
+  if (b == out_buffer) return out_count_;
+  const std::size_t i = b - first_scratch;
+  return i < scratch_.size() ? scratch_[i] : 0;
+}
+
+std::span<const region> schedule::send_regions(const round& r) const {
+  return std::span(send_regions_).subspan(r.send_begin, r.send_end - r.send_begin);
+}
+std::span<const region> schedule::recv_regions(const round& r) const {
+  return std::span(recv_regions_).subspan(r.recv_begin, r.recv_end - r.recv_begin);
+}
+std::span<const local_step> schedule::pre_steps(const round& r) const {
+  return std::span(steps_).subspan(r.pre_begin, r.post_begin - r.pre_begin);
+}
+std::span<const local_step> schedule::post_steps(const round& r) const {
+  return std::span(steps_).subspan(r.post_begin, r.post_end - r.post_begin);
+}
+std::span<const local_step> schedule::prologue() const {
+  return std::span(steps_).subspan(0, prologue_end_);
+}
+
+std::uint64_t schedule::send_count(const round& r) const {
+  std::uint64_t n = 0;
+  for (const auto& reg : send_regions(r)) n += reg.count;
+  return n;
+}
+std::uint64_t schedule::recv_count(const round& r) const {
+  std::uint64_t n = 0;
+  for (const auto& reg : recv_regions(r)) n += reg.count;
+  return n;
+}
+
+std::size_t schedule::communication_rounds() const {
+  for (std::size_t i = rounds_.size(); i > 0; --i)
+    if (rounds_[i - 1].communicates()) return i;
+  return 0;
+}
+
+std::string schedule::describe() const {
+  std::string s = fmt::format("rank {} of {}: {} rounds\n", rank_, p_, rounds_.size());
+  auto steps = [&](std::span<const local_step> ls, const char* when) {
+    for (const auto& st : ls)
+      s += fmt::format("    {} {} {} -> {}\n", when, show(st.how), show(st.src), show(st.dst));
+  };
+  steps(prologue(), "prologue");
+  for (std::size_t i = 0; i < rounds_.size(); ++i) {
+    const round& r = rounds_[i];
+    s += fmt::format("  round {:3}:", i);
+    if (r.send_to != no_rank) s += fmt::format(" send {} to {};", show(send_regions(r)), r.send_to);
+    if (r.recv_from != no_rank)
+      s += fmt::format(" recv {} {} from {};", show(r.recv_how), show(recv_regions(r)), r.recv_from);
+    s += "\n";
+    steps(pre_steps(r), "before");
+    steps(post_steps(r), "after");
+  }
+  return s;
+}
+
+}  // namespace ranklab

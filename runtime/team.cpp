@@ -1,0 +1,260 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ostream>
+#include <thread>
+
+#include "detail/team_state.hpp"
+#include "ranklab/comm.hpp"
+#include "ranklab/team.hpp"
+
+namespace ranklab {
+
+// ---- options ---------------------------------------------------------------------------
+
+std::string_view name(binding_policy b) {
+  switch (b) {
+    case binding_policy::automatic: return "auto";
+    case binding_policy::compact: return "compact";
+    case binding_policy::spread: return "spread";
+    case binding_policy::none: return "none";
+  }
+  return "?";
+}
+
+binding_policy binding_from_name(std::string_view n) {
+  for (auto b : {binding_policy::automatic, binding_policy::compact, binding_policy::spread, binding_policy::none})
+    if (name(b) == n) return b;
+  throw usage_error(no_rank, "binding", fmt::format("unknown policy '{}' (auto, compact, spread, none)", n));
+}
+
+team_options team_options::from_environment() {
+  team_options o;
+  if (const char* b = std::getenv("RANKLAB_BINDING"); b && *b) o.binding = binding_from_name(b);
+  if (const char* e = std::getenv("RANKLAB_EAGER_LIMIT"); e && *e) o.eager_limit = std::strtoull(e, nullptr, 10);
+  if (const char* t = std::getenv("RANKLAB_TRACE"); t && *t && std::string_view(t) != "0") o.trace = true;
+  if (const char* d = std::getenv("RANKLAB_DEADLOCK_MS"); d && *d)
+    o.deadlock_timeout = std::chrono::milliseconds(std::strtoll(d, nullptr, 10));
+  return o;
+}
+
+namespace detail {
+
+// ---- team state --------------------------------------------------------------------------
+
+team_state::team_state(int p_, team_options o)
+    : p(p_), options(o), slots(new rank_slot[static_cast<std::size_t>(p_)]),
+      boxes(new std::atomic<mailbox*>[static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_)]) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i) boxes[i].store(nullptr, std::memory_order_relaxed);
+  // Spinning only pays when every rank has a core; oversubscribed, a spinning rank steals
+  // the time slice of the rank it waits for, so go to yield and sleep quickly.
+  const int cpus = std::max(1u, std::thread::hardware_concurrency());
+  const bool oversubscribed = p > cpus;
+  spin_limit = oversubscribed ? 64 : 20000;
+  yield_limit = oversubscribed ? 4 : 64;
+}
+
+team_state::~team_state() {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i) delete boxes[i].load(std::memory_order_relaxed);
+}
+
+mailbox& team_state::create_box(std::atomic<mailbox*>& slot) {
+  auto* fresh = new mailbox();
+  mailbox* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // the peer created it first
+  return *expected;
+}
+
+void team_state::wake(rank_slot& s) {
+  s.doorbell.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(s.doorbell);
+}
+
+void team_state::fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind) {
+  {
+    std::lock_guard lock(failure_mutex_);
+    if (failed.load(std::memory_order_relaxed)) return;
+    first_failure_ = std::move(e);
+    failure_origin_ = origin;
+    failure_what_ = what;
+    failure_kind_ = kind;
+    failed.store(true, std::memory_order_release);
+  }
+  for (int r = 0; r < p; ++r) wake(slots[r]);
+}
+
+std::exception_ptr team_state::first_failure() const {
+  std::lock_guard lock(failure_mutex_);
+  return first_failure_;
+}
+
+void team_state::throw_failure(int me, const char* operation) {
+  std::string what;
+  int origin;
+  failure_kind kind;
+  {
+    std::lock_guard lock(failure_mutex_);
+    what = failure_what_;
+    origin = failure_origin_;
+    kind = failure_kind_;
+  }
+  switch (kind) {
+    case failure_kind::deadlock: throw deadlock_error(me, operation, what);
+    case failure_kind::mismatch: throw mismatch_error(me, operation, what);
+    case failure_kind::rank_error: break;
+  }
+  throw remote_failure(me, operation, origin, what);
+}
+
+void team_state::finish(int rank) {
+  rank_slot& s = slots[rank];
+  if (!s.finished.exchange(true)) finished.fetch_add(1, std::memory_order_seq_cst);
+}
+
+namespace {
+std::string describe_wait(const rank_slot& s, int rank) {
+  const int peer = s.waiting_peer.load(std::memory_order_relaxed);
+  std::string where = s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_text) : " in point-to-point";
+  if (s.finished.load()) return fmt::format("rank {} has returned", rank);
+  switch (static_cast<wait_reason>(s.waiting_for.load(std::memory_order_relaxed))) {
+    case wait_reason::message_from: return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
+    case wait_reason::release_by: return fmt::format("rank {} waits for rank {} to take its message{}", rank, peer, where);
+    case wait_reason::space_to: return fmt::format("rank {} waits for space in its mailbox to rank {}{}", rank, peer, where);
+    case wait_reason::none: break;
+  }
+  return fmt::format("rank {} is running", rank);
+}
+}  // namespace
+
+void team_state::detect_deadlock() {
+  std::unique_lock lock(detector_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || failed.load()) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::uint64_t progress = 0;
+  for (int r = 0; r < p; ++r) progress += slots[r].progress.load(std::memory_order_relaxed);
+  const bool all_stuck = blocked.load() + finished.load() >= p;
+  if (!all_stuck || progress != detector_progress_ || detector_since_ == std::chrono::steady_clock::time_point{}) {
+    detector_progress_ = progress;
+    detector_since_ = all_stuck ? now : std::chrono::steady_clock::time_point{};
+    return;
+  }
+  if (now - detector_since_ < options.deadlock_timeout) return;
+
+  // Every live rank has slept without progress for the whole timeout: report who waits for
+  // whom. Ranks inside different collectives at that point is a mismatch, not a deadlock.
+  std::string lines;
+  bool mismatch = false;
+  std::uint32_t first_call = 0;
+  std::string first_text;
+  for (int r = 0; r < p; ++r) {
+    const rank_slot& s = slots[r];
+    lines += "\n  " + describe_wait(s, r);
+    if (s.finished.load()) continue;
+    const std::uint32_t c = s.call.load();
+    if (first_call == 0 && first_text.empty()) {
+      first_call = c;
+      first_text = s.call_text;
+    } else if (c != first_call || first_text != s.call_text) {
+      mismatch = true;
+    }
+  }
+  if (mismatch)
+    fail(no_rank, std::make_exception_ptr(mismatch_error(no_rank, "mismatch detection",
+                                                         "ranks are blocked in different collective calls:" + lines)),
+         "ranks are blocked in different collective calls:" + lines, failure_kind::mismatch);
+  else
+    fail(no_rank, std::make_exception_ptr(deadlock_error(no_rank, "deadlock detection",
+                                                         "every live rank is blocked:" + lines)),
+         "every live rank is blocked:" + lines, failure_kind::deadlock);
+}
+
+}  // namespace detail
+
+// ---- team ----------------------------------------------------------------------------------
+
+team::team(int p, team_options options) {
+  if (p < 1) throw usage_error(no_rank, "team", fmt::format("p = {} (need at least 1 rank)", p));
+  options.eager_limit = std::min(options.eager_limit, max_eager_limit);
+  state_ = std::make_unique<detail::team_state>(p, options);
+}
+
+team::~team() = default;
+
+int team::size() const { return state_->p; }
+const team_options& team::options() const { return state_->options; }
+
+comm team::attach(int rank, bool bind) {
+  if (rank < 0 || rank >= state_->p)
+    throw usage_error(rank, "attach", fmt::format("rank outside 0..{}", state_->p - 1));
+  detail::rank_slot& s = state_->slots[rank];
+  if (s.attached.exchange(true)) throw usage_error(rank, "attach", "rank attached twice");
+  if (bind) s.binding = detail::bind_this_thread(rank, state_->p, state_->options.binding);
+  else s.binding = binding_info{rank, binding_policy::none, -1, "", "application thread, not bound"};
+  return comm(state_.get(), rank);
+}
+
+void team::run_as(int rank, const std::function<void(comm&)>& fn, bool bind) {
+  comm c = attach(rank, bind);
+  try {
+    fn(c);
+  } catch (const std::exception& e) {
+    state_->fail(rank, std::current_exception(), e.what(), detail::failure_kind::rank_error);
+    throw;
+  } catch (...) {
+    state_->fail(rank, std::current_exception(), "unknown exception", detail::failure_kind::rank_error);
+    throw;
+  }
+}
+
+bool team::failed() const { return state_->failed.load(); }
+
+void team::rethrow_if_failed() const {
+  if (!state_->failed.load()) return;
+  if (auto e = state_->first_failure()) std::rethrow_exception(e);
+}
+
+std::vector<binding_info> team::bindings() const {
+  std::vector<binding_info> out;
+  for (int r = 0; r < state_->p; ++r) out.push_back(state_->slots[r].binding);
+  return out;
+}
+
+std::vector<trace_event> team::trace() const {
+  std::vector<trace_event> out;
+  for (int r = 0; r < state_->p; ++r)
+    out.insert(out.end(), state_->slots[r].trace.begin(), state_->slots[r].trace.end());
+  return out;
+}
+
+void team::write_trace_json_lines(std::ostream& out) const {
+  for (const trace_event& e : trace())
+    out << fmt::format(
+        R"({{"rank":{},"call":{},"coll":"{}","round":{},"to":{},"from":{},"bytes_sent":{},"bytes_received":{},"begin_ns":{},"end_ns":{}}})"
+        "\n",
+        e.rank, e.call, e.coll, e.round, e.to, e.from, e.bytes_sent, e.bytes_received, e.begin_ns, e.end_ns);
+}
+
+void run(team& t, const std::function<void(comm&)>& fn) {
+  const int p = t.size();
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r)
+    threads.emplace_back([&t, &fn, r] {
+      try {
+        t.run_as(r, fn, /*bind=*/true);
+      } catch (...) {
+        // recorded by run_as; rethrown below from the calling thread
+      }
+    });
+  for (auto& th : threads) th.join();
+  t.rethrow_if_failed();
+}
+
+void run(int p, const std::function<void(comm&)>& fn, team_options options) {
+  team t(p, options);
+  run(t, fn);
+}
+
+}  // namespace ranklab

@@ -1,0 +1,53 @@
+#include "ranklab/detail/transfer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ranklab::detail {
+
+void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how,
+              const reduction& red) {
+  if (bytes == 0) return;
+  const std::size_t n = bytes / red.elem_size;
+  switch (how) {
+    case combine::copy:
+      if (src != dst) std::memmove(dst, src, bytes);
+      return;
+    case combine::reduce_in_left:  // dst = src (+) dst: the kernel's own order
+      red.kernel(src, dst, n, red.context);
+      return;
+    case combine::reduce_in_right: {  // dst = dst (+) src: via a staged copy of src
+      thread_local std::vector<std::byte> stage;
+      constexpr std::size_t piece_bytes = 64 * 1024;
+      const std::size_t step = std::max<std::size_t>(red.elem_size, piece_bytes / red.elem_size * red.elem_size);
+      if (stage.size() < step) stage.resize(step);
+      for (std::size_t done = 0; done < bytes; done += step) {
+        const std::size_t len = std::min(step, bytes - done);
+        std::memcpy(stage.data(), src + done, len);
+        red.kernel(dst + done, stage.data(), len / red.elem_size, red.context);
+        std::memcpy(dst + done, stage.data(), len);
+      }
+      return;
+    }
+  }
+}
+
+void transfer(std::span<const piece> src, std::span<const piece> dst, combine how,
+              const reduction& red) {
+  std::size_t si = 0, so = 0, di = 0, dof = 0;
+  while (si < src.size() && di < dst.size()) {
+    const std::size_t len = std::min(src[si].bytes - so, dst[di].bytes - dof);
+    transfer(src[si].data + so, dst[di].data + dof, len, how, red);
+    so += len;
+    dof += len;
+    if (so == src[si].bytes) ++si, so = 0;
+    if (dof == dst[di].bytes) ++di, dof = 0;
+  }
+}
+
+void run_step(const local_step& step, const buffer_table& buffers, const reduction& red) {
+  transfer(buffers.address(step.src), buffers.address(step.dst), step.src.count * buffers.elem_size,
+           step.how, red);
+}
+
+}  // namespace ranklab::detail
