@@ -122,6 +122,21 @@ constexpr std::byte sentinel{0xA5};
 
 }  // namespace
 
+op matrix2x2_product() {
+  auto fn = [](const void* in, void* inout, std::size_t n, const void*) {
+    const auto* a = static_cast<const matrix2x2*>(in);
+    auto* b = static_cast<matrix2x2*>(inout);
+    for (std::size_t i = 0; i < n; ++i) {  // b = a * b
+      const matrix2x2 x = a[i], y = b[i];
+      b[i].m[0] = x.m[0] * y.m[0] + x.m[1] * y.m[2];
+      b[i].m[1] = x.m[0] * y.m[1] + x.m[1] * y.m[3];
+      b[i].m[2] = x.m[2] * y.m[0] + x.m[3] * y.m[2];
+      b[i].m[3] = x.m[2] * y.m[1] + x.m[3] * y.m[3];
+    }
+  };
+  return op::user(fn, /*commutative=*/false);
+}
+
 std::vector<rank_buffers> test_data::buffers() {
   std::vector<rank_buffers> out;
   for (std::size_t r = 0; r < in.size(); ++r)

@@ -26,6 +26,13 @@ test_data make_test_data(const call& c, std::uint64_t seed);
 // Empty string when every rank's out equals expected; else where the first difference is.
 std::string compare(const call& c, const test_data& d);
 
+// A non-commutative, associative test operator: 2x2 matrices of uint32 (wrapping), stored
+// row-major as one 16-byte element, combined by matrix product a * b.
+struct matrix2x2 {
+  std::uint32_t m[4];
+};
+op matrix2x2_product();
+
 enum class executor_kind { threads, sequential };
 
 struct check_result {
