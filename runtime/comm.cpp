@@ -266,9 +266,11 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   const std::size_t elem = type.size;
 
   // Buffers: the caller's two, then scratch carved from one reusable allocation.
-  detail::buffer_table buffers;
+  detail::buffer_table& buffers = cs.buffers;
   buffers.elem_size = elem;
-  buffers.base = {static_cast<std::byte*>(const_cast<void*>(in)), static_cast<std::byte*>(out)};
+  buffers.base.clear();
+  buffers.base.push_back(static_cast<std::byte*>(const_cast<void*>(in)));
+  buffers.base.push_back(static_cast<std::byte*>(out));
   std::size_t scratch_bytes = 0;
   for (auto count : s.scratch_counts()) scratch_bytes += (count * elem + 63) / 64 * 64;
   if (scratch_bytes > cs.scratch_bytes) {
@@ -346,6 +348,7 @@ void comm::run_collective(const call& c, const void* in, void* out) {
     }
     e.plan = e.algo->build(args, rank_);
     e.signature = signature_of(c, e.algo);
+    e.text = describe(args) + " algorithm=" + std::string(e.algo->name);
     cs.cache.push_front(std::move(e));
     if (cs.cache.size() > cache_capacity) cs.cache.pop_back();
     it = cs.cache.begin();
@@ -361,8 +364,7 @@ void comm::run_collective(const call& c, const void* in, void* out) {
   cs.tag = call_tag{static_cast<std::uint8_t>(c.args.coll), ++cs.calls, entry.signature,
                     is_rooted(c.args.coll) ? c.args.root : 0, c.args.count, entry.algo};
   detail::rank_slot& slot = team_->slots[rank_];
-  std::snprintf(slot.call_text, sizeof slot.call_text, "%s algorithm=%s", describe(c.args).c_str(),
-                std::string(entry.algo->name).c_str());
+  slot.call_text.store(entry.text.c_str(), std::memory_order_relaxed);
   slot.call.store(cs.tag.call, std::memory_order_relaxed);
   struct end_call {
     comm_state& cs;

@@ -1,6 +1,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+
+#include "ranklab/collective.hpp"
 #include <cstdlib>
 #include <ostream>
 #include <thread>
@@ -108,6 +111,24 @@ void team_state::throw_failure(int me, const char* operation) {
   throw remote_failure(me, operation, origin, what);
 }
 
+void team_state::check_quiet() {
+  // After every rank returned, a message nobody received means the ranks' sequences of
+  // calls differed without ever blocking (e.g. two ranks each acting as a broadcast root).
+  std::string lines;
+  for (int from = 0; from < p; ++from)
+    for (int to = 0; to < p; ++to)
+      if (mailbox* b = boxes[static_cast<std::size_t>(from) * p + to].load(); b && b->queue.read_available() > 0) {
+        message_header h;
+        std::memcpy(&h, b->queue.front().bytes, sizeof h);
+        lines += h.coll == point_to_point
+                     ? fmt::format("\n  rank {} sent rank {} a point-to-point message it never received", from, to)
+                     : fmt::format("\n  rank {} sent rank {} a message of its collective #{} ({}) that it never received",
+                                   from, to, h.call, name(static_cast<collective>(h.coll)));
+      }
+  if (!lines.empty())
+    throw mismatch_error(no_rank, "run", "ranks returned with messages left undelivered:" + lines);
+}
+
 void team_state::finish(int rank) {
   rank_slot& s = slots[rank];
   if (!s.finished.exchange(true)) finished.fetch_add(1, std::memory_order_seq_cst);
@@ -116,7 +137,8 @@ void team_state::finish(int rank) {
 namespace {
 std::string describe_wait(const rank_slot& s, int rank) {
   const int peer = s.waiting_peer.load(std::memory_order_relaxed);
-  std::string where = s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_text) : " in point-to-point";
+  std::string where =
+      s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_text.load()) : " in point-to-point";
   if (s.finished.load()) return fmt::format("rank {} has returned", rank);
   switch (static_cast<wait_reason>(s.waiting_for.load(std::memory_order_relaxed))) {
     case wait_reason::message_from: return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
@@ -155,8 +177,8 @@ void team_state::detect_deadlock() {
     const std::uint32_t c = s.call.load();
     if (first_call == 0 && first_text.empty()) {
       first_call = c;
-      first_text = s.call_text;
-    } else if (c != first_call || first_text != s.call_text) {
+      first_text = s.call_text.load();
+    } else if (c != first_call || first_text != s.call_text.load()) {
       mismatch = true;
     }
   }
@@ -250,6 +272,7 @@ void run(team& t, const std::function<void(comm&)>& fn) {
     });
   for (auto& th : threads) th.join();
   t.rethrow_if_failed();
+  t.state().check_quiet();
 }
 
 void run(int p, const std::function<void(comm&)>& fn, team_options options) {

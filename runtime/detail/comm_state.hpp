@@ -30,6 +30,7 @@ struct cached_schedule {
   std::string reason;
   schedule plan;
   std::uint64_t signature = 0;
+  std::string text;  // "bcast(p=8, root=0, count=10) algorithm=binomial"
 };
 
 struct comm_state {
@@ -38,6 +39,7 @@ struct comm_state {
   std::vector<piece> send_pieces;
   std::vector<piece> recv_pieces;
   std::vector<chunk> stage;  // eager payload
+  buffer_table buffers;      // reused by every execute()
   std::unique_ptr<std::byte[]> scratch;
   std::size_t scratch_bytes = 0;
   std::list<cached_schedule> cache;  // most recent first

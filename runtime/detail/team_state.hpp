@@ -34,7 +34,9 @@ struct alignas(64) rank_slot {
   std::atomic<bool> attached{false};
   std::atomic<bool> finished{false};
   std::atomic<std::uint32_t> call{0};  // collective sequence number in progress (0: none)
-  char call_text[160] = {};            // its description, for deadlock/mismatch reports
+  // Its description, for deadlock/mismatch reports; points into the rank's schedule cache,
+  // which keeps the entry alive while the call runs.
+  std::atomic<const char*> call_text{""};
   alignas(64) send_descriptor descriptor;
   binding_info binding;
   std::vector<trace_event> trace;
@@ -94,6 +96,8 @@ struct team_state {
   void fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind);
   std::exception_ptr first_failure() const;
   void finish(int rank);
+  // Throws mismatch_error if a mailbox still holds a message (call when all ranks are done).
+  void check_quiet();
   std::uint64_t now_ns() const {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
