@@ -254,6 +254,7 @@ check_result run_check(const call& c, executor_kind executor, int iterations, st
   check_result res;
   coll_args args = c.args;
   args.commutative = c.reduction.commutative;
+  args.elem_size = c.type.size;
   validate(args);
   call cl = c;
   cl.args = args;

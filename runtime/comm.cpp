@@ -395,6 +395,7 @@ void comm::run(collective c, int root, std::uint64_t count, const void* in, void
   cl.args.count = count;
   cl.args.commutative = o.commutative;
   cl.args.params = a.params;
+  cl.args.elem_size = t.size;
   cl.type = t;
   cl.reduction = o;
   cl.choice = a;
@@ -414,6 +415,7 @@ void comm::run_v(collective c, int root, std::span<const std::uint64_t> counts, 
   cl.args.displs.assign(displs.begin(), displs.end());
   cl.args.commutative = o.commutative;
   cl.args.params = a.params;
+  cl.args.elem_size = t.size;
   cl.type = t;
   cl.reduction = o;
   cl.choice = a;

@@ -50,6 +50,9 @@ struct coll_args {
   std::vector<std::uint64_t> displs;
   bool commutative = true;
   algo_params params;
+  // Bytes per element: only for algorithms that size blocks or segments by the cost model
+  // (set by the comm and the check harness from the datatype).
+  std::size_t elem_size = 8;
 };
 
 // Elements of the caller's send and receive buffers at `rank` (0 where unused).

@@ -1,0 +1,179 @@
+// Emitting circulant rounds for one or all roots, forwards or backwards (algorithms.md
+// 1.5, 1.7, 1.8, 1.9).
+#include "ranklab/detail/circulant_collectives.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "ranklab/detail/algorithm_util.hpp"
+
+namespace ranklab::detail {
+
+namespace {
+
+// Receive and send schedule of one virtual rank.
+struct virtual_schedules {
+  std::array<int, circulant::max_q> recv{}, send{};
+};
+
+struct rank_view {
+  const circulant::skips& sk;
+  const circulant::schedule_table* table;
+  const virtual_schedules* own;  // single root: the rank's own schedules
+  int recv_at(std::int64_t v, int k) const { return table ? table->recv_at(v, k) : own->recv[k]; }
+  int send_at(std::int64_t v, int k) const { return table ? table->send_at(v, k) : own->send[k]; }
+};
+
+}  // namespace
+
+void circulant_rounds(schedule& s, const circulant::skips& sk, const circulant::schedule_table* table,
+                      std::span<const root_part> parts, int n, buffer_id buf, circulant_direction dir) {
+  const int p = s.size();
+  const int rank = s.rank();
+  const int q = sk.q;
+  if (p == 1 || n < 1 || q == 0) return;
+  virtual_schedules own;
+  if (table == nullptr) {  // one root: only this rank's virtual schedules are needed
+    const std::int64_t v = mod(rank - parts.front().root, p);
+    circulant::recv_schedule(sk, v, std::span(own.recv.data(), static_cast<std::size_t>(q)));
+    circulant::send_schedule(sk, v, std::span(own.send.data(), static_cast<std::size_t>(q)));
+  }
+  const rank_view view{sk, table, &own};
+  const int x = (q - (n - 1) % q) % q;  // leading virtual rounds that do nothing
+  const int rounds = n - 1 + q;
+
+  for (int step = 0; step < rounds; ++step) {
+    // Broadcast runs rounds 0..rounds-1; reduce runs them backwards.
+    const int real = dir == circulant_direction::broadcast ? step : rounds - 1 - step;
+    const int i = real + x;
+    const int k = i % q;
+    const int offset = -x + q * (i / q);
+    const int to = static_cast<int>(sk.to(rank, k));
+    const int from = static_cast<int>(sk.from(rank, k));
+    s.next_round();
+    for (const root_part& part : parts) {
+      if (part.count == 0) continue;
+      const std::int64_t v = mod(rank - part.root, p);
+      // Forward: send block of send[k] to `to` unless `to` is the root; receive block of
+      // recv[k] from `from` unless this rank is the root.
+      const int sb = to == part.root ? -1 : circulant::capped_block(view.send_at(v, k), offset, n);
+      const int rb = v == 0 ? -1 : circulant::capped_block(view.recv_at(v, k), offset, n);
+      if (dir == circulant_direction::broadcast) {
+        if (sb >= 0) s.send(to, part.block(buf, sb, n));
+        if (rb >= 0) s.recv(from, part.block(buf, rb, n));
+      } else {  // reversed: the partial of rb goes back to `from`, partials of sb arrive from `to`
+        if (rb >= 0) s.send(from, part.block(buf, rb, n));
+        if (sb >= 0) s.recv(to, part.block(buf, sb, n), combine::reduce_in_left);
+      }
+    }
+  }
+}
+
+int choose_blocks(int q, double bytes, std::uint64_t max_blocks, const cost_model& m) {
+  if (q <= 1 || max_blocks <= 1) return 1;
+  const double best = std::sqrt(static_cast<double>(q - 1) * m.beta * bytes / m.alpha);
+  const double capped = std::min({best, static_cast<double>(max_blocks), 1e6});
+  return std::max(1, static_cast<int>(std::lround(capped)));
+}
+
+int blocks_for(const coll_args& a, int q, std::uint64_t bytes, std::uint64_t max_blocks) {
+  max_blocks = std::max<std::uint64_t>(max_blocks, 1);
+  if (a.params.blocks > 0) return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(a.params.blocks), max_blocks));
+  return choose_blocks(q, static_cast<double>(bytes), max_blocks, machine_cost_model());
+}
+
+std::vector<root_part> gathered_parts(const coll_args& a) {
+  std::vector<root_part> parts;
+  for (int j = 0; j < a.p; ++j) parts.push_back({j, block_offset(a, j), block_count(a, j)});
+  return parts;
+}
+
+std::vector<root_part> reduce_scatter_parts(const coll_args& a) {
+  std::vector<root_part> parts;
+  std::uint64_t at = 0;
+  for (int j = 0; j < a.p; ++j) {
+    parts.push_back({j, at, block_count(a, j)});
+    at += block_count(a, j);
+  }
+  return parts;
+}
+
+std::vector<root_part> equal_parts(std::uint64_t count, int p) {
+  std::vector<root_part> parts;
+  const auto up = static_cast<std::uint64_t>(p);
+  for (int j = 0; j < p; ++j) {
+    const auto uj = static_cast<std::uint64_t>(j);
+    parts.push_back({j, uj * (count / up) + std::min(uj, count % up), count / up + (uj < count % up ? 1 : 0)});
+  }
+  return parts;
+}
+
+namespace {
+std::uint64_t largest(std::span<const root_part> parts) {
+  std::uint64_t m = 0;
+  for (const auto& pt : parts) m = std::max(m, pt.count);
+  return m;
+}
+std::uint64_t sum(std::span<const root_part> parts) {
+  std::uint64_t m = 0;
+  for (const auto& pt : parts) m += pt.count;
+  return m;
+}
+}  // namespace
+
+schedule circulant_allgather(const coll_args& a, int rank) {
+  const buffer_extent ext = buffer_extents(a, rank);
+  schedule s(rank, a.p, ext.in, ext.out);
+  const auto parts = gathered_parts(a);
+  const root_part& mine = parts[static_cast<std::size_t>(rank)];
+  s.copy(region{in_buffer, 0, mine.count}, region{out_buffer, mine.offset, mine.count});
+  const std::uint64_t total = sum(parts);
+  if (a.p == 1 || total == 0) return s;
+  const circulant::skips sk(a.p);
+  const int n = blocks_for(a, sk.q, total * a.elem_size, largest(parts));
+  circulant_rounds(s, sk, &all_schedules(sk), parts, n, out_buffer, circulant_direction::broadcast);
+  return s;
+}
+
+schedule circulant_reduce_scatter(const coll_args& a, int rank) {
+  const buffer_extent ext = buffer_extents(a, rank);
+  schedule s(rank, a.p, ext.in, ext.out);
+  const auto parts = reduce_scatter_parts(a);
+  const root_part& mine = parts[static_cast<std::size_t>(rank)];
+  const std::uint64_t total = sum(parts);
+  if (a.p == 1 || total == 0) {
+    s.copy(region{in_buffer, mine.offset, mine.count}, region{out_buffer, 0, mine.count});
+    return s;
+  }
+  // Partial results of every part accumulate in scratch; this rank's part is final at the end.
+  const buffer_id acc = s.scratch(total);
+  s.copy(region{in_buffer, 0, total}, region{acc, 0, total});
+  const circulant::skips sk(a.p);
+  const int n = blocks_for(a, sk.q, total * a.elem_size, largest(parts));
+  circulant_rounds(s, sk, &all_schedules(sk), parts, n, acc, circulant_direction::reduce);
+  s.copy(region{acc, mine.offset, mine.count}, region{out_buffer, 0, mine.count});
+  s.trim();
+  return s;
+}
+
+double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint64_t max_part, bool reduces,
+                                    const cost_model& m) {
+  const circulant::skips sk(a.p);
+  const int n = blocks_for(a, sk.q, static_cast<std::uint64_t>(bytes), max_part);
+  const double per_round = bytes * (a.p - 1) / std::max(1, a.p) / n;
+  return (n - 1 + sk.q) * (m.alpha + (m.beta + (reduces ? m.gamma : 0.0)) * per_round);
+}
+
+const cost_model& machine_cost_model() {
+  static const cost_model m{};
+  return m;
+}
+
+const circulant::schedule_table& all_schedules(const circulant::skips& sk) {
+  thread_local circulant::schedule_table table;
+  if (table.p != sk.p) circulant::compute_schedule_table(sk, table);
+  return table;
+}
+
+}  // namespace ranklab::detail
