@@ -1,5 +1,8 @@
-// The thread executor: one-ported rounds through the mailboxes, and the collective entry
-// point that selects, builds, caches and runs a rank's schedule.
+// The thread executor. Every call — a blocking collective, a request, a point-to-point
+// round — is an operation advanced round by round: post the send (inline or by
+// descriptor), take the receive (from the mailbox or from the stash of early messages),
+// wait for the send's release. Blocking calls advance their operation (and any
+// outstanding requests) inside team_state::wait.
 #include "ranklab/comm.hpp"
 
 #include <fmt/format.h>
@@ -20,6 +23,7 @@ using detail::chunk;
 using detail::comm_state;
 using detail::message_header;
 using detail::message_kind;
+using detail::operation;
 using detail::piece;
 using detail::send_descriptor;
 using detail::team_state;
@@ -37,119 +41,299 @@ std::string describe_tag(std::uint8_t coll, std::uint32_t call, int root, std::u
   return s;
 }
 
-// Posts a message of `pieces` to `to`. Small messages are copied into the mailbox (eager);
-// large ones go by descriptor, and the caller must await_release before touching the data.
-// Returns true for a descriptor.
-bool post(team_state& t, comm_state& cs, int me, int to, std::span<const piece> pieces,
-          std::uint64_t bytes, const char* operation) {
-  auto& queue = t.box(me, to).queue;
+struct engine {
+  team_state& t;
+  comm_state& cs;
+  int me;
+};
+
+void count_progress(engine& e) {
+  auto& progress = e.t.slots[e.me].progress;
+  progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// Posts the operation's message of `pieces` to `to`: inline when small and the mailbox has
+// room, else by descriptor (the receiver copies from our memory and releases us). Returns
+// false when the mailbox is full.
+bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
+  auto& queue = e.t.box(e.me, to).queue;
+  const std::size_t room = queue.write_available();
+  if (room == 0) return false;
   message_header h;
-  h.coll = cs.tag.coll;
-  h.call = cs.tag.call;
-  h.signature = cs.tag.signature;
-  h.root = cs.tag.root;
-  h.count = cs.tag.count;
-  h.algo = cs.tag.algo;
+  h.coll = op.tag.coll;
+  h.call = op.tag.call;
+  h.signature = op.tag.signature;
+  h.root = op.tag.root;
+  h.count = op.tag.count;
+  h.algo = op.tag.algo;
   h.bytes = bytes;
   const std::size_t payload = chunks_for(bytes);
-  for (;;) {
-    const std::size_t room = queue.write_available();
-    if (bytes <= t.options.eager_limit && room >= 1 + payload) {
-      h.kind = message_kind::eager;
-      h.payload_chunks = static_cast<std::uint32_t>(payload);
-      std::memcpy(cs.stage[0].bytes, &h, sizeof h);
-      std::byte* dst = cs.stage[1].bytes;
-      for (const piece& pc : pieces) {
-        if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
-        dst += pc.bytes;
-      }
-      queue.push(cs.stage.data(), 1 + payload);
-      break;
+  if (bytes <= e.t.options.eager_limit && room >= 1 + payload) {
+    h.kind = message_kind::eager;
+    h.payload_chunks = static_cast<std::uint32_t>(payload);
+    std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
+    std::byte* dst = e.cs.stage[1].bytes;
+    for (const piece& pc : op.send_pieces) {
+      if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
+      dst += pc.bytes;
     }
-    if (room >= 1) {  // large, or the mailbox is too full to take it inline
-      send_descriptor& d = t.slots[me].descriptor;
-      d.pieces = pieces.data();
-      d.piece_count = static_cast<std::uint32_t>(pieces.size());
-      d.state.store(send_descriptor::posted, std::memory_order_release);
-      h.kind = message_kind::descriptor;
-      h.descriptor = &d;
-      std::memcpy(cs.stage[0].bytes, &h, sizeof h);
-      queue.push(cs.stage.data(), 1);
-      break;
-    }
-    t.wait(me, [&] { return queue.write_available() >= 1; }, wait_reason::space_to, to, operation);
+    queue.push(e.cs.stage.data(), 1 + payload);
+    op.by_descriptor = false;
+  } else {  // large, or the mailbox is too full to take it inline
+    send_descriptor& d = op.descriptor;
+    d.pieces = op.send_pieces.data();
+    d.piece_count = static_cast<std::uint32_t>(op.send_pieces.size());
+    d.state.store(send_descriptor::posted, std::memory_order_release);
+    h.kind = message_kind::descriptor;
+    h.descriptor = &d;
+    std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
+    queue.push(e.cs.stage.data(), 1);
+    op.by_descriptor = true;
   }
-  auto& progress = t.slots[me].progress;
-  progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  t.ring(to);
-  return h.kind == message_kind::descriptor;
+  count_progress(e);
+  e.t.ring(to);
+  return true;
 }
 
-void await_release(team_state& t, int me, int to, const char* operation) {
-  send_descriptor& d = t.slots[me].descriptor;
-  try {
-    t.wait(me, [&] { return d.state.load(std::memory_order_acquire) == send_descriptor::released; },
-           wait_reason::release_by, to, operation);
-  } catch (...) {
-    // The team failed. Withdraw the descriptor, or, if the receiver is copying right now,
-    // let it finish: our buffers must not be read after we unwind.
-    std::uint32_t expected = send_descriptor::posted;
-    if (!d.state.compare_exchange_strong(expected, send_descriptor::cancelled))
-      while (d.state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
-    throw;
-  }
+// Lets a descriptor go without copying (the receiver rejects the message).
+void release_unread(engine& e, int from, const message_header& h) {
+  if (h.kind != message_kind::descriptor) return;
+  std::uint32_t expected = send_descriptor::posted;
+  if (h.descriptor->state.compare_exchange_strong(expected, send_descriptor::released)) e.t.ring(from);
 }
 
-// Receives the next message from `from` into `dst`. `exact`: the message must fill dst
-// (collectives); otherwise it may be shorter (point-to-point). Returns the bytes received.
-std::uint64_t receive(team_state& t, comm_state& cs, int me, int from, std::span<const piece> dst,
-                      std::uint64_t capacity, bool exact, combine how, const detail::reduction& red,
-                      const char* operation) {
-  auto& queue = t.box(from, me).queue;
-  t.wait(me, [&] { return queue.read_available() > 0; }, wait_reason::message_from, from, operation);
-  message_header h;
-  std::memcpy(&h, queue.front().bytes, sizeof h);
-
-  auto discard = [&] {
-    if (h.kind == message_kind::eager) {
-      queue.pop(cs.stage.data(), 1 + h.payload_chunks);
-    } else {
-      queue.pop();
-      std::uint32_t expected = send_descriptor::posted;
-      if (h.descriptor->state.compare_exchange_strong(expected, send_descriptor::released)) t.ring(from);
-    }
-  };
-  const call_tag& tag = cs.tag;
-  if (h.coll != tag.coll || h.call != tag.call || h.signature != tag.signature) {
-    discard();
-    throw mismatch_error(me, operation,
-                         fmt::format("collective mismatch: rank {} is in {}, but rank {} sent it {}", me,
+// Delivers message h from `from` into the operation's receive pieces. `payload` holds an
+// eager message's data.
+void deliver(engine& e, operation& op, int from, const message_header& h, const std::byte* payload) {
+  const call_tag& tag = op.tag;
+  if (h.coll != tag.coll || h.signature != tag.signature) {
+    release_unread(e, from, h);
+    throw mismatch_error(e.me, op.name,
+                         fmt::format("collective mismatch: rank {} is in {}, but rank {} sent it {}", e.me,
                                      describe_tag(tag.coll, tag.call, tag.root, tag.count, tag.algo), from,
                                      describe_tag(h.coll, h.call, h.root, h.count, h.algo)));
   }
-  if (h.bytes > capacity || (exact && h.bytes != capacity)) {
-    discard();
-    throw size_mismatch_error(me, operation, from, h.bytes, capacity);
+  const std::uint64_t capacity = op.p2p ? op.p2p_capacity : op.plan->recv_count(op.plan->rounds()[op.round]) * op.type.size;
+  if (h.bytes > capacity || (!op.p2p && h.bytes != capacity)) {
+    release_unread(e, from, h);
+    throw size_mismatch_error(e.me, op.name, from, h.bytes, capacity);
   }
+  const combine how = op.p2p ? combine::copy : op.plan->rounds()[op.round].recv_how;
+  if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
   if (h.kind == message_kind::eager) {
-    queue.pop(cs.stage.data(), 1 + h.payload_chunks);
-    const piece src{cs.stage[1].bytes, h.bytes};
-    detail::transfer(std::span(&src, 1), dst, how, red);
+    const piece src{const_cast<std::byte*>(payload), h.bytes};
+    detail::transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
   } else {
-    queue.pop();
     send_descriptor& d = *h.descriptor;
     std::uint32_t expected = send_descriptor::posted;
     if (!d.state.compare_exchange_strong(expected, send_descriptor::claimed, std::memory_order_acq_rel)) {
-      t.check_failure(me, operation);  // the sender withdrew: the team has failed
-      throw remote_failure(me, operation, from, "sender withdrew its message");
+      e.t.check_failure(e.me, op.name);  // the sender withdrew: the team has failed
+      throw remote_failure(e.me, op.name, from, "sender withdrew its message");
     }
-    detail::transfer(std::span(d.pieces, d.piece_count), dst, how, red);
+    detail::transfer(std::span(d.pieces, d.piece_count), op.recv_pieces, how, op.red);
     d.state.store(send_descriptor::released, std::memory_order_release);
-    t.ring(from);
+    e.t.ring(from);
   }
-  auto& progress = t.slots[me].progress;
-  progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  return h.bytes;
+  op.received_bytes = h.bytes;
+  count_progress(e);
+}
+
+// Takes the operation's message from `from` if it has arrived: first among the early
+// messages, then from the mailbox, stashing messages of other calls met on the way.
+bool try_receive(engine& e, operation& op, int from) {
+  auto& stash = e.cs.stash;
+  for (auto it = stash.begin(); it != stash.end(); ++it) {
+    if (it->from != from || it->header.call != op.tag.call) continue;
+    const detail::stashed_message m = std::move(*it);
+    stash.erase(it);
+    deliver(e, op, from, m.header, m.payload.empty() ? nullptr : m.payload.front().bytes);
+    return true;
+  }
+  auto& queue = e.t.box(from, e.me).queue;
+  while (queue.read_available() > 0) {
+    message_header h;
+    std::memcpy(&h, queue.front().bytes, sizeof h);
+    const std::size_t chunks = h.kind == message_kind::eager ? 1 + h.payload_chunks : 1;
+    if (h.call == op.tag.call) {
+      if (h.kind == message_kind::eager) {
+        queue.pop(e.cs.stage.data(), chunks);
+        deliver(e, op, from, h, e.cs.stage[1].bytes);
+      } else {
+        queue.pop();
+        deliver(e, op, from, h, nullptr);
+      }
+      return true;
+    }
+    // A message of another call (an outstanding request, or one this rank has not reached).
+    detail::stashed_message m{from, h, {}};
+    if (h.kind == message_kind::eager) {
+      queue.pop(e.cs.stage.data(), chunks);
+      m.payload.assign(e.cs.stage.begin() + 1, e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks));
+    } else {
+      queue.pop();
+    }
+    stash.push_back(std::move(m));
+  }
+  return false;
+}
+
+void run_steps(operation& op, std::span<const local_step> steps) {
+  for (const local_step& st : steps) {
+    if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+    detail::run_step(st, op.buffers, op.red);
+  }
+}
+
+void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
+  e.t.slots[e.me].trace.push_back(trace_event{
+      e.me, op.tag.call, op.tag.coll == detail::point_to_point ? "p2p" : name(static_cast<collective>(op.tag.coll)),
+      static_cast<std::uint32_t>(op.round), to, from, sent, op.received_bytes, op.round_begin_ns, e.t.now_ns()});
+}
+
+// Moves the operation as far as it can go without waiting. Returns whether anything moved.
+bool advance(engine& e, operation& op) {
+  if (op.complete) return false;
+  bool moved = false;
+  const bool tracing = e.t.options.trace;
+  if (!op.started) {
+    if (op.plan) run_steps(op, op.plan->prologue());
+    op.started = moved = true;
+  }
+  const std::size_t rounds = op.p2p ? 1 : op.plan->rounds().size();
+  while (op.round < rounds) {
+    const round* rd = op.p2p ? nullptr : &op.plan->rounds()[op.round];
+    const int to = op.p2p ? op.p2p_to : rd->send_to;
+    const int from = op.p2p ? op.p2p_from : rd->recv_from;
+    if (!op.pre_done) {
+      if (rd) run_steps(op, op.plan->pre_steps(*rd));
+      if (tracing) op.round_begin_ns = e.t.now_ns();
+      op.pre_done = moved = true;
+    }
+    if (!op.pieces_ready) {
+      if (rd) {
+        op.send_pieces.clear();
+        for (const region& r : op.plan->send_regions(*rd)) op.send_pieces.push_back(op.buffers.resolve(r));
+        op.recv_pieces.clear();
+        for (const region& r : op.plan->recv_regions(*rd)) op.recv_pieces.push_back(op.buffers.resolve(r));
+      }
+      op.pieces_ready = true;
+    }
+    if (to != no_rank && !op.posted) {
+      std::uint64_t bytes = 0;
+      for (const piece& pc : op.send_pieces) bytes += pc.bytes;
+      if (!try_post(e, op, to, bytes)) return moved;
+      op.posted = moved = true;
+    }
+    if (from != no_rank && !op.received) {
+      if (!try_receive(e, op, from)) return moved;
+      op.received = moved = true;
+    }
+    if (op.by_descriptor && op.descriptor.state.load(std::memory_order_acquire) != send_descriptor::released)
+      return moved;
+    if (tracing && to + from != 2 * no_rank) {
+      std::uint64_t sent = 0;
+      if (to != no_rank)
+        for (const piece& pc : op.send_pieces) sent += pc.bytes;
+      record_trace(e, op, to, from, sent);
+    }
+    if (rd) run_steps(op, op.plan->post_steps(*rd));
+    ++op.round;
+    op.reset_round();
+    moved = true;
+  }
+  op.complete = true;
+  return true;
+}
+
+// The operation's posted descriptor must not be read once we unwind: withdraw it, or, if a
+// receiver is copying right now, let it finish.
+void abandon(operation& op) {
+  if (op.complete) return;
+  if (op.posted && op.by_descriptor) {
+    std::uint32_t expected = send_descriptor::posted;
+    if (!op.descriptor.state.compare_exchange_strong(expected, send_descriptor::cancelled))
+      while (op.descriptor.state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
+  }
+  op.error = std::current_exception();
+  op.complete = true;
+}
+
+// Advances `first` (may be null) and every outstanding request.
+bool progress_all(engine& e, operation* first) {
+  bool moved = first ? advance(e, *first) : false;
+  auto& active = e.cs.active;
+  for (operation* op : active)
+    if (op != first) moved |= advance(e, *op);
+  return moved;
+}
+
+std::pair<wait_reason, int> blocked_on(engine& e, const operation& op) {
+  detail::rank_slot& slot = e.t.slots[e.me];
+  slot.call.store(op.tag.call, std::memory_order_relaxed);
+  if (op.entry) slot.call_text.store(op.entry->text.c_str(), std::memory_order_relaxed);
+  if (op.complete) return {wait_reason::none, no_rank};
+  const round* rd = op.p2p || op.round >= op.plan->rounds().size() ? nullptr : &op.plan->rounds()[op.round];
+  const int to = rd ? rd->send_to : op.p2p_to, from = rd ? rd->recv_from : op.p2p_from;
+  if (to != no_rank && !op.posted) return {wait_reason::space_to, to};
+  if (from != no_rank && !op.received) return {wait_reason::message_from, from};
+  if (op.by_descriptor) return {wait_reason::release_by, to};
+  return {wait_reason::none, no_rank};
+}
+
+// Runs the rank's progress under the comm's lock when a progress thread shares it.
+template <class F>
+auto locked(comm_state& cs, F&& f) {
+  if (!cs.threaded) return f();
+  std::lock_guard lock(cs.progress_lock);
+  return f();
+}
+
+void abandon_all(comm_state& cs, operation* first) {
+  if (first) abandon(*first);
+  for (operation* op : cs.active) abandon(*op);
+}
+
+// Blocks until `op` completes, advancing everything outstanding meanwhile.
+void wait_for(engine& e, operation& op) {
+  try {
+    e.t.wait(
+        e.me, [&] { return locked(e.cs, [&] { progress_all(e, &op); return op.complete; }); },
+        [&] { return blocked_on(e, op); }, op.name);
+  } catch (...) {
+    locked(e.cs, [&] { abandon_all(e.cs, &op); });
+    throw;
+  }
+  if (op.error) std::rethrow_exception(op.error);
+}
+
+// Points the operation at schedule `s` and the caller's buffers; scratch from `scratch`.
+void prepare(operation& op, const schedule& s, const void* in, void* out, const datatype& type,
+             const ranklab::op& reduction,
+             std::unique_ptr<std::byte[]>& scratch, std::size_t& scratch_bytes) {
+  op.plan = &s;
+  op.p2p = false;
+  op.type = type;
+  op.combine_op = reduction;
+  op.red = detail::reduction{nullptr, reduction.context, type.size};
+  op.buffers.elem_size = type.size;
+  op.buffers.base.clear();
+  op.buffers.base.push_back(static_cast<std::byte*>(const_cast<void*>(in)));
+  op.buffers.base.push_back(static_cast<std::byte*>(out));
+  std::size_t need = 0;
+  for (auto count : s.scratch_counts()) need += (count * type.size + 63) / 64 * 64;
+  if (need > scratch_bytes) {
+    scratch.reset(new (std::align_val_t(64)) std::byte[need]);
+    scratch_bytes = need;
+  }
+  std::size_t at = 0;
+  for (auto count : s.scratch_counts()) {
+    op.buffers.base.push_back(scratch.get() + at);
+    at += (count * type.size + 63) / 64 * 64;
+  }
+  op.started = op.complete = false;
+  op.error = nullptr;
+  op.round = 0;
+  op.reset_round();
 }
 
 std::uint64_t fnv(std::uint64_t h, std::uint64_t v) {
@@ -181,20 +365,76 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
 bool same_call(const detail::cached_schedule& e, const call& c) {
   const call& k = e.key_call;
   return k.args.coll == c.args.coll && k.args.root == c.args.root && k.args.count == c.args.count &&
-         k.args.commutative == c.args.commutative && k.args.params == c.args.params &&
-         k.type == c.type && k.reduction.kind == c.reduction.kind && e.requested == c.choice.name &&
-         k.args.counts == c.args.counts && k.args.displs == c.args.displs;
+         k.args.commutative == c.args.commutative && k.args.params == c.args.params && k.type == c.type &&
+         k.reduction.kind == c.reduction.kind && e.requested == c.choice.name && k.args.counts == c.args.counts &&
+         k.args.displs == c.args.displs;
 }
 
 constexpr std::size_t cache_capacity = 16;
+
+// This rank's schedule for the call, from the cache or built now.
+std::shared_ptr<const detail::cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p) {
+  auto it = std::find_if(cs.cache.begin(), cs.cache.end(), [&](const auto& e) { return same_call(*e, c); });
+  if (it != cs.cache.end()) {
+    if (it != cs.cache.begin()) cs.cache.splice(cs.cache.begin(), cs.cache, it);
+    return cs.cache.front();
+  }
+  coll_args args = c.args;
+  args.p = p;
+  args.commutative = c.reduction.commutative;
+  args.elem_size = c.type.size;
+  auto e = std::make_shared<detail::cached_schedule>();
+  e->key_call = c;
+  e->requested = std::string(c.choice.name);
+  e->key_call.choice.name = e->requested;
+  try {
+    validate(args);
+    e->algo = &select_algorithm(args, c.type.size, c.choice.name, &e->reason);
+    e->plan = e->algo->build(args, rank);
+  } catch (const error& err) {
+    throw usage_error(rank, err.operation(), err.cause());
+  }
+  e->signature = signature_of(c, e->algo);
+  e->text = describe(args) + " algorithm=" + std::string(e->algo->name);
+  cs.cache.push_front(std::move(e));
+  if (cs.cache.size() > cache_capacity) cs.cache.pop_back();
+  return cs.cache.front();
+}
+
+call_tag tag_for(comm_state& cs, const call& c, const detail::cached_schedule& entry) {
+  return call_tag{static_cast<std::uint8_t>(c.args.coll), ++cs.calls, entry.signature,
+                  is_rooted(c.args.coll) ? c.args.root : 0, c.args.count, entry.algo};
+}
+
+void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int rank) {
+  comm_state& cs = *state;
+  engine e{*t, cs, rank};
+  for (;;) {
+    bool idle = false;
+    {
+      std::lock_guard lock(cs.progress_lock);
+      if (cs.stop) return;
+      try {
+        progress_all(e, nullptr);
+      } catch (...) {
+        abandon_all(cs, nullptr);
+      }
+      idle = cs.active.empty();
+    }
+    // Sleep until a message or release rings the rank's doorbell (or briefly, to notice
+    // new requests and stop).
+    t->doze(rank, idle ? std::chrono::milliseconds(2) : std::chrono::milliseconds(1), [] { return false; });
+  }
+}
 
 }  // namespace
 
 // ---- comm ------------------------------------------------------------------------------
 
 comm::comm(detail::team_state* team, int rank)
-    : team_(team), rank_(rank), size_(team->p), state_(std::make_unique<detail::comm_state>()) {
+    : team_(team), rank_(rank), size_(team->p), state_(std::make_shared<detail::comm_state>()) {
   state_->stage.resize(1 + chunks_for(max_eager_limit));
+  state_->blocking.name = "sendrecv";
   team->slots[rank].trace.clear();
 }
 
@@ -203,178 +443,120 @@ comm::comm(comm&& o) noexcept
 
 comm& comm::operator=(comm&& o) noexcept {
   if (this != &o) {
-    if (team_) team_->finish(rank_);
-    team_ = std::exchange(o.team_, nullptr);
-    rank_ = o.rank_;
-    size_ = o.size_;
-    state_ = std::move(o.state_);
+    this->~comm();
+    new (this) comm(std::move(o));
   }
   return *this;
 }
 
 comm::~comm() {
-  if (team_) team_->finish(rank_);
+  if (!team_) return;
+  comm_state& cs = *state_;
+  if (cs.threaded) {
+    {
+      std::lock_guard lock(cs.progress_lock);
+      cs.stop = true;
+    }
+    cs.progress_thread.join();
+    cs.threaded = false;
+  }
+  if (!cs.stash.empty()) {
+    std::string text;
+    for (const auto& m : cs.stash) text += fmt::format(" {}:#{}", m.from, m.header.call);
+    team_->slots[rank_].leftover = fmt::format("rank {} returned with unreceived messages (from:call){}", rank_, text);
+  }
+  team_->finish(rank_);
 }
 
 std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int source, std::span<std::byte> recv) {
-  constexpr const char* operation = "sendrecv";
   auto check_peer = [&](int peer, const char* what) {
     if (peer != no_rank && (peer < 0 || peer >= size_))
-      throw usage_error(rank_, operation, fmt::format("{} rank {} outside 0..{}", what, peer, size_ - 1));
+      throw usage_error(rank_, "sendrecv", fmt::format("{} rank {} outside 0..{}", what, peer, size_ - 1));
   };
   check_peer(dest, "destination");
   check_peer(source, "source");
-  team_->check_failure(rank_, operation);
+  team_->check_failure(rank_, "sendrecv");
   comm_state& cs = *state_;
-  cs.tag = call_tag{};
-  const std::uint64_t begin = team_->options.trace ? team_->now_ns() : 0;
-  bool descriptor = false;
-  if (dest != no_rank) {
-    cs.send_pieces.assign(1, piece{const_cast<std::byte*>(send.data()), send.size()});
-    descriptor = post(*team_, cs, rank_, dest, cs.send_pieces, send.size(), operation);
-  }
-  std::uint64_t received = 0;
-  if (source != no_rank) {
-    const piece dst{recv.data(), recv.size()};
-    try {
-      received = receive(*team_, cs, rank_, source, std::span(&dst, 1), recv.size(), false, combine::copy,
-                         detail::reduction{}, operation);
-    } catch (...) {
-      if (descriptor) {
-        try { await_release(*team_, rank_, dest, operation); } catch (...) {}
-      }
-      throw;
-    }
-  }
-  if (descriptor) await_release(*team_, rank_, dest, operation);
-  if (team_->options.trace)
-    team_->slots[rank_].trace.push_back(trace_event{rank_, 0, "p2p", 0, dest, source,
-                                                    dest == no_rank ? 0 : send.size(), received, begin,
-                                                    team_->now_ns()});
-  return static_cast<std::size_t>(received);
+  operation& op = cs.blocking;
+  op.entry.reset();
+  op.plan = nullptr;
+  op.p2p = true;
+  op.name = "sendrecv";
+  op.tag = call_tag{};
+  op.p2p_to = dest;
+  op.p2p_from = source;
+  op.p2p_capacity = recv.size();
+  op.send_pieces.assign(dest == no_rank ? 0 : 1, piece{const_cast<std::byte*>(send.data()), send.size()});
+  op.recv_pieces.assign(source == no_rank ? 0 : 1, piece{recv.data(), recv.size()});
+  op.started = op.complete = false;
+  op.error = nullptr;
+  op.round = 0;
+  op.reset_round();
+  op.pieces_ready = true;
+  engine e{*team_, cs, rank_};
+  wait_for(e, op);
+  return static_cast<std::size_t>(op.received_bytes);
 }
 
 void comm::execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction) {
-  const char* operation = state_->tag.coll == detail::point_to_point
-                              ? "schedule"
-                              : name(static_cast<collective>(state_->tag.coll)).data();
   if (s.rank() != rank_ || s.size() != size_)
-    throw usage_error(rank_, operation,
+    throw usage_error(rank_, "schedule",
                       fmt::format("schedule of rank {} of {} run by rank {} of {}", s.rank(), s.size(), rank_, size_));
-  team_->check_failure(rank_, operation);
+  team_->check_failure(rank_, "schedule");
   comm_state& cs = *state_;
-  const std::size_t elem = type.size;
-
-  // Buffers: the caller's two, then scratch carved from one reusable allocation.
-  detail::buffer_table& buffers = cs.buffers;
-  buffers.elem_size = elem;
-  buffers.base.clear();
-  buffers.base.push_back(static_cast<std::byte*>(const_cast<void*>(in)));
-  buffers.base.push_back(static_cast<std::byte*>(out));
-  std::size_t scratch_bytes = 0;
-  for (auto count : s.scratch_counts()) scratch_bytes += (count * elem + 63) / 64 * 64;
-  if (scratch_bytes > cs.scratch_bytes) {
-    cs.scratch.reset(new (std::align_val_t(64)) std::byte[scratch_bytes]);
-    cs.scratch_bytes = scratch_bytes;
-  }
-  std::size_t at = 0;
-  for (auto count : s.scratch_counts()) {
-    buffers.base.push_back(cs.scratch.get() + at);
-    at += (count * elem + 63) / 64 * 64;
-  }
-
-  detail::reduction red{nullptr, reduction.context, elem};
-  auto steps = [&](std::span<const local_step> list) {
-    for (const local_step& st : list) {
-      if (st.how != combine::copy && !red.kernel) red.kernel = kernel_for(reduction, type);
-      detail::run_step(st, buffers, red);
-    }
-  };
-  const bool tracing = team_->options.trace;
-  steps(s.prologue());
-  const auto rounds = s.rounds();
-  for (std::size_t i = 0; i < rounds.size(); ++i) {
-    const round& rd = rounds[i];
-    steps(s.pre_steps(rd));
-    const std::uint64_t begin = tracing ? team_->now_ns() : 0;
-    bool descriptor = false;
-    std::uint64_t sent = 0, received = 0;
-    if (rd.send_to != no_rank) {
-      cs.send_pieces.clear();
-      for (const region& r : s.send_regions(rd)) cs.send_pieces.push_back(buffers.resolve(r));
-      sent = s.send_count(rd) * elem;
-      descriptor = post(*team_, cs, rank_, rd.send_to, cs.send_pieces, sent, operation);
-    }
-    if (rd.recv_from != no_rank) {
-      cs.recv_pieces.clear();
-      for (const region& r : s.recv_regions(rd)) cs.recv_pieces.push_back(buffers.resolve(r));
-      if (rd.recv_how != combine::copy && !red.kernel) red.kernel = kernel_for(reduction, type);
-      try {
-        received = receive(*team_, cs, rank_, rd.recv_from, cs.recv_pieces, s.recv_count(rd) * elem, true,
-                           rd.recv_how, red, operation);
-      } catch (...) {
-        if (descriptor) {
-          try { await_release(*team_, rank_, rd.send_to, operation); } catch (...) {}
-        }
-        throw;
-      }
-    }
-    if (descriptor) await_release(*team_, rank_, rd.send_to, operation);
-    if (tracing && rd.communicates())
-      team_->slots[rank_].trace.push_back(trace_event{rank_, cs.tag.call, name(static_cast<collective>(cs.tag.coll)),
-                                                      static_cast<std::uint32_t>(i), rd.send_to, rd.recv_from, sent,
-                                                      received, begin, team_->now_ns()});
-    steps(s.post_steps(rd));
-  }
+  operation& op = cs.blocking;
+  prepare(op, s, in, out, type, reduction, cs.scratch, cs.scratch_bytes);
+  op.entry.reset();
+  op.name = "schedule";
+  op.tag = call_tag{};  // a custom schedule matches like point-to-point rounds
+  engine e{*team_, cs, rank_};
+  wait_for(e, op);
 }
 
 void comm::run_collective(const call& c, const void* in, void* out) {
   comm_state& cs = *state_;
-  // Find or build this rank's schedule for the call.
-  auto it = std::find_if(cs.cache.begin(), cs.cache.end(), [&](const auto& e) { return same_call(e, c); });
-  if (it == cs.cache.end()) {
-    coll_args args = c.args;
-    args.p = size_;
-    args.commutative = c.reduction.commutative;
-    validate(args);
-    detail::cached_schedule e;
-    e.key_call = c;
-    e.requested = std::string(c.choice.name);
-    e.key_call.choice.name = e.requested;
-    try {
-      e.algo = &select_algorithm(args, c.type.size, c.choice.name, &e.reason);
-    } catch (const error& err) {
-      throw usage_error(rank_, err.operation(), err.cause());
-    }
-    e.plan = e.algo->build(args, rank_);
-    e.signature = signature_of(c, e.algo);
-    e.text = describe(args) + " algorithm=" + std::string(e.algo->name);
-    cs.cache.push_front(std::move(e));
-    if (cs.cache.size() > cache_capacity) cs.cache.pop_back();
-    it = cs.cache.begin();
-  } else if (it != cs.cache.begin()) {
-    cs.cache.splice(cs.cache.begin(), cs.cache, it);
-    it = cs.cache.begin();
-  }
-  const auto& entry = *it;
   if (is_reduction(c.args.coll)) kernel_for(c.reduction, c.type);  // reject bad (op, type) early, on every rank
+  auto entry = schedule_for(cs, c, rank_, size_);
+  team_->check_failure(rank_, name(c.args.coll).data());
+  cs.last_algo = entry->algo;
+  cs.last_reason = entry->reason;
+  operation& op = cs.blocking;
+  prepare(op, entry->plan, in, out, c.type, c.reduction, cs.scratch, cs.scratch_bytes);
+  op.name = name(c.args.coll).data();
+  op.tag = tag_for(cs, c, *entry);
+  op.entry = std::move(entry);
+  engine e{*team_, cs, rank_};
+  wait_for(e, op);
+  team_->slots[rank_].call.store(0, std::memory_order_relaxed);
+}
 
-  cs.last_algo = entry.algo;
-  cs.last_reason = entry.reason;
-  cs.tag = call_tag{static_cast<std::uint8_t>(c.args.coll), ++cs.calls, entry.signature,
-                    is_rooted(c.args.coll) ? c.args.root : 0, c.args.count, entry.algo};
-  detail::rank_slot& slot = team_->slots[rank_];
-  slot.call_text.store(entry.text.c_str(), std::memory_order_relaxed);
-  slot.call.store(cs.tag.call, std::memory_order_relaxed);
-  struct end_call {
-    comm_state& cs;
-    detail::rank_slot& slot;
-    ~end_call() {
-      cs.tag = call_tag{};
-      slot.call.store(0, std::memory_order_relaxed);
+request comm::start_collective(const call& c, const void* in, void* out) {
+  comm_state& cs = *state_;
+  if (is_reduction(c.args.coll)) kernel_for(c.reduction, c.type);
+  auto entry = schedule_for(cs, c, rank_, size_);
+  team_->check_failure(rank_, name(c.args.coll).data());
+  cs.last_algo = entry->algo;
+  cs.last_reason = entry->reason;
+  auto op = std::make_unique<operation>();
+  prepare(*op, entry->plan, in, out, c.type, c.reduction, op->scratch, op->scratch_bytes);
+  op->name = name(c.args.coll).data();
+  op->tag = tag_for(cs, c, *entry);
+  op->entry = std::move(entry);
+  operation* raw = op.get();
+  engine e{*team_, cs, rank_};
+  if (team_->options.progress_thread && !cs.threaded) {
+    cs.threaded = true;
+    cs.progress_thread = std::thread(progress_thread_main, team_, state_, rank_);
+  }
+  locked(cs, [&] {
+    cs.active.push_back(raw);
+    try {
+      advance(e, *raw);  // start now: the first sends go out before the caller computes
+    } catch (...) {
+      abandon(*raw);
     }
-  } guard{cs, slot};
-  execute(entry.plan, in, out, c.type, c.reduction);
+  });
+  return request(team_, state_, rank_, std::move(op));
 }
 
 const algorithm* comm::last_algorithm() const { return state_->last_algo; }
@@ -386,54 +568,120 @@ void comm::expect(collective c, const char* which, std::uint64_t have, std::uint
                       fmt::format("'{}' buffer holds {} elements, the call needs {}", which, have, want));
 }
 
-void comm::run(collective c, int root, std::uint64_t count, const void* in, void* out, datatype t, const op& o,
-               const algo& a) {
-  call cl;
-  cl.args.coll = c;
-  cl.args.p = size_;
-  cl.args.root = root;
-  cl.args.count = count;
-  cl.args.commutative = o.commutative;
-  cl.args.params = a.params;
-  cl.args.elem_size = t.size;
-  cl.type = t;
-  cl.reduction = o;
-  cl.choice = a;
+comm::prepared comm::make(collective c, int root, std::uint64_t count, const void* in, void* out, datatype t,
+                          const op& o, const algo& a) const {
+  prepared pr;
+  pr.c.args.coll = c;
+  pr.c.args.p = size_;
+  pr.c.args.root = root;
+  pr.c.args.count = count;
+  pr.c.args.commutative = o.commutative;
+  pr.c.args.params = a.params;
+  pr.c.args.elem_size = t.size;
+  pr.c.type = t;
+  pr.c.reduction = o;
+  pr.c.choice = a;
+  pr.in = in;
+  pr.out = out;
   if (is_rooted(c) && (root < 0 || root >= size_))
     throw usage_error(rank_, std::string(name(c)), fmt::format("root {} outside 0..{}", root, size_ - 1));
-  run_collective(cl, in, out);
+  return pr;
 }
 
-void comm::run_v(collective c, int root, std::span<const std::uint64_t> counts, std::span<const std::uint64_t> displs,
-                 const void* in, std::uint64_t in_count, void* out, std::uint64_t out_count, datatype t, const op& o,
-                 const algo& a) {
-  call cl;
-  cl.args.coll = c;
-  cl.args.p = size_;
-  cl.args.root = root;
-  cl.args.counts.assign(counts.begin(), counts.end());
-  cl.args.displs.assign(displs.begin(), displs.end());
-  cl.args.commutative = o.commutative;
-  cl.args.params = a.params;
-  cl.args.elem_size = t.size;
-  cl.type = t;
-  cl.reduction = o;
-  cl.choice = a;
-  if (is_rooted(c) && (root < 0 || root >= size_))
-    throw usage_error(rank_, std::string(name(c)), fmt::format("root {} outside 0..{}", root, size_ - 1));
+comm::prepared comm::make_v(collective c, int root, counts_view counts, counts_view displs, const void* in,
+                            std::uint64_t in_count, void* out, std::uint64_t out_count, datatype t, const op& o,
+                            const algo& a) const {
+  prepared pr = make(c, root, 0, in, out, t, o, a);
+  pr.c.args.counts.assign(counts.begin(), counts.end());
+  pr.c.args.displs.assign(displs.begin(), displs.end());
   try {
-    validate(cl.args);
+    validate(pr.c.args);
   } catch (const error& e) {
     throw usage_error(rank_, e.operation(), e.cause());
   }
-  const buffer_extent ext = buffer_extents(cl.args, rank_);
+  const buffer_extent ext = buffer_extents(pr.c.args, rank_);
   // The send buffer must match this rank's count (unless unused here, as at a non-root);
   // the receive buffer may be longer than the layout needs, as in MPI.
   if (ext.in > 0 || !is_rooted(c)) expect(c, "in", in_count, ext.in);
   if (out_count < ext.out) expect(c, "out", out_count, ext.out);
-  run_collective(cl, in, out);
+  return pr;
 }
 
-void comm::barrier(const algo& a) { run(collective::barrier, 0, 0, nullptr, nullptr, datatype_of<std::byte>(), ops::sum, a); }
+// ---- requests ----------------------------------------------------------------------------
+
+request::request() noexcept = default;
+request::request(detail::team_state* team, std::shared_ptr<detail::comm_state> state, int rank,
+                 std::unique_ptr<detail::operation> op)
+    : team_(team), state_(std::move(state)), rank_(rank), op_(std::move(op)) {}
+request::request(request&& o) noexcept = default;
+request& request::operator=(request&& o) noexcept {
+  if (this != &o) {
+    release();
+    team_ = o.team_;
+    state_ = std::move(o.state_);
+    rank_ = o.rank_;
+    op_ = std::move(o.op_);
+  }
+  return *this;
+}
+request::~request() { release(); }
+
+void request::release() noexcept {
+  if (!op_) return;
+  try {
+    if (!op_->complete) wait();
+  } catch (...) {
+  }
+  locked(*state_, [&] {
+    auto& active = state_->active;
+    active.erase(std::remove(active.begin(), active.end(), op_.get()), active.end());
+  });
+  op_.reset();
+  state_.reset();
+}
+
+bool request::done() const { return op_ && op_->complete; }
+
+bool request::test() {
+  if (!op_) return true;
+  engine e{*team_, *state_, rank_};
+  try {
+    locked(*state_, [&] { progress_all(e, op_.get()); });
+  } catch (...) {
+    locked(*state_, [&] { abandon_all(*state_, op_.get()); });
+    throw;
+  }
+  if (op_->complete && op_->error) std::rethrow_exception(op_->error);
+  return op_->complete;
+}
+
+void request::wait() {
+  if (!op_) return;
+  engine e{*team_, *state_, rank_};
+  wait_for(e, *op_);
+}
+
+void wait_all(std::span<request> requests) {
+  for (request& r : requests) r.wait();
+}
+
+bool test_all(std::span<request> requests) {
+  bool all = true;
+  for (request& r : requests) all &= r.test();
+  return all;
+}
+
+std::size_t wait_any(std::span<request> requests) {
+  for (;;) {
+    bool any_valid = false;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (!requests[i].valid()) continue;
+      any_valid = true;
+      if (requests[i].test()) return i;
+    }
+    if (!any_valid) return requests.size();
+    sched_yield();
+  }
+}
 
 }  // namespace ranklab

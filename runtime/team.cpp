@@ -37,6 +37,8 @@ team_options team_options::from_environment() {
   if (const char* b = std::getenv("RANKLAB_BINDING"); b && *b) o.binding = binding_from_name(b);
   if (const char* e = std::getenv("RANKLAB_EAGER_LIMIT"); e && *e) o.eager_limit = std::strtoull(e, nullptr, 10);
   if (const char* t = std::getenv("RANKLAB_TRACE"); t && *t && std::string_view(t) != "0") o.trace = true;
+  if (const char* t = std::getenv("RANKLAB_PROGRESS_THREAD"); t && *t && std::string_view(t) != "0")
+    o.progress_thread = true;
   if (const char* d = std::getenv("RANKLAB_DEADLOCK_MS"); d && *d)
     o.deadlock_timeout = std::chrono::milliseconds(std::strtoll(d, nullptr, 10));
   return o;
@@ -115,6 +117,8 @@ void team_state::check_quiet() {
   // After every rank returned, a message nobody received means the ranks' sequences of
   // calls differed without ever blocking (e.g. two ranks each acting as a broadcast root).
   std::string lines;
+  for (int r = 0; r < p; ++r)
+    if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
   for (int from = 0; from < p; ++from)
     for (int to = 0; to < p; ++to)
       if (mailbox* b = boxes[static_cast<std::size_t>(from) * p + to].load(); b && b->queue.read_available() > 0) {

@@ -33,7 +33,12 @@ struct team_options {
   bool trace = false;  // record every round (see trace_event)
   // All live ranks blocked with no progress for this long is reported as a deadlock.
   std::chrono::milliseconds deadlock_timeout{400};
-  // Reads RANKLAB_BINDING, RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS.
+  // Nonblocking collectives advance when the rank tests or waits. With a progress thread
+  // per rank they also advance while the rank computes, at the price of one more thread
+  // per rank competing for the cores.
+  bool progress_thread = false;
+  // Reads RANKLAB_BINDING, RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS,
+  // RANKLAB_PROGRESS_THREAD.
   static team_options from_environment();
 };
 inline constexpr std::size_t max_eager_limit = 4096;

@@ -1,31 +1,24 @@
-// Per-rank state of a comm: the tag of the call in progress (for mismatch detection), the
-// reusable vectors of the message path, scratch memory and the schedule cache.
+// Per-rank state of a comm: the operations in progress, messages that arrived early, the
+// reusable vectors of the blocking path and the schedule cache.
 #pragma once
+#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "detail/mailbox.hpp"
+#include "detail/operation.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab::detail {
 
-// What every message of the current call carries and every received message must match.
-struct call_tag {
-  std::uint8_t coll = point_to_point;
-  std::uint32_t call = 0;
-  std::uint64_t signature = 0;
-  int root = 0;
-  std::uint64_t count = 0;
-  const algorithm* algo = nullptr;
-};
-
 struct cached_schedule {
-  call key_call;                 // the call as made (args, type, operator kind, choice)
-  std::string requested;         // choice.name, owned
+  call key_call;          // the call as made (args, type, operator kind, choice)
+  std::string requested;  // choice.name, owned
   const algorithm* algo = nullptr;
   std::string reason;
   schedule plan;
@@ -34,17 +27,23 @@ struct cached_schedule {
 };
 
 struct comm_state {
-  call_tag tag;
-  std::uint32_t calls = 0;
-  std::vector<piece> send_pieces;
-  std::vector<piece> recv_pieces;
-  std::vector<chunk> stage;  // eager payload
-  buffer_table buffers;      // reused by every execute()
-  std::unique_ptr<std::byte[]> scratch;
+  std::uint32_t calls = 0;                 // collective calls started
+  operation blocking;                      // reused by every blocking call
+  std::vector<operation*> active;          // outstanding nonblocking operations, by call
+  std::vector<stashed_message> stash;      // early messages
+  std::vector<chunk> stage;                // eager payload staging
+  std::unique_ptr<std::byte[]> scratch;    // blocking calls' scratch
   std::size_t scratch_bytes = 0;
-  std::list<cached_schedule> cache;  // most recent first
+  std::list<std::shared_ptr<cached_schedule>> cache;  // most recent first
   const algorithm* last_algo = nullptr;
   std::string last_reason;
+
+  // Optional progress thread (team_options::progress_thread): it and the rank thread take
+  // `progress_lock` around every advance.
+  bool threaded = false;
+  std::mutex progress_lock;
+  std::thread progress_thread;
+  bool stop = false;
 };
 
 }  // namespace ranklab::detail

@@ -26,7 +26,7 @@ enum class failure_kind : int { rank_error, deadlock, mismatch };
 struct alignas(64) rank_slot {
   // Written by other ranks (to wake this one).
   std::atomic<std::uint32_t> doorbell{0};
-  std::atomic<std::uint32_t> sleeping{0};
+  std::atomic<std::uint32_t> sleeping{0};  // threads sleeping on the doorbell
   // Written by the owner only.
   alignas(64) std::atomic<std::uint64_t> progress{0};  // messages sent + received
   std::atomic<int> waiting_for{0};                     // wait_reason
@@ -37,9 +37,9 @@ struct alignas(64) rank_slot {
   // Its description, for deadlock/mismatch reports; points into the rank's schedule cache,
   // which keeps the entry alive while the call runs.
   std::atomic<const char*> call_text{""};
-  alignas(64) send_descriptor descriptor;
   binding_info binding;
   std::vector<trace_event> trace;
+  std::string leftover;  // messages the rank never received, noted when its comm ends
 };
 
 struct team_state {
@@ -72,9 +72,11 @@ struct team_state {
   }
 
   // Waits until ready() holds: spins, then yields, then sleeps on the rank's doorbell.
-  // Throws when the team fails (another rank's error, a deadlock, a mismatch) meanwhile.
-  template <class Ready>
-  void wait(int me, Ready&& ready, wait_reason why, int peer, const char* operation) {
+  // ready() may do work (advance operations); blocked_on() says what the rank waits for,
+  // asked when it goes to sleep (for deadlock reports). Throws when the team fails
+  // (another rank's error, a deadlock, a mismatch) meanwhile.
+  template <class Ready, class BlockedOn>
+  void wait(int me, Ready&& ready, BlockedOn&& blocked_on, const char* operation) {
     if (ready()) return;
     for (int i = 0; i < spin_limit; ++i) {
       cpu_relax();
@@ -86,7 +88,7 @@ struct team_state {
       sched_yield();
       if (ready()) return;
     }
-    sleep_until(me, ready, why, peer, operation);
+    sleep_until(me, ready, blocked_on, operation);
   }
 
   void check_failure(int me, const char* operation) {
@@ -104,23 +106,24 @@ struct team_state {
   }
 
  private:
-  template <class Ready>
-  void sleep_until(int me, Ready& ready, wait_reason why, int peer, const char* operation) {
+  template <class Ready, class BlockedOn>
+  void sleep_until(int me, Ready& ready, BlockedOn& blocked_on, const char* operation) {
     rank_slot& s = slots[me];
-    s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
-    s.waiting_peer.store(peer, std::memory_order_relaxed);
     blocked.fetch_add(1, std::memory_order_seq_cst);
+    s.sleeping.fetch_add(1, std::memory_order_relaxed);
     struct leave {
       team_state& t;
       rank_slot& s;
       ~leave() {
-        s.sleeping.store(0, std::memory_order_relaxed);
+        s.sleeping.fetch_sub(1, std::memory_order_relaxed);
         s.waiting_for.store(0, std::memory_order_relaxed);
         t.blocked.fetch_sub(1, std::memory_order_seq_cst);
       }
     } guard{*this, s};
     for (;;) {
-      s.sleeping.store(1, std::memory_order_relaxed);
+      const auto [why, peer] = blocked_on();
+      s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
+      s.waiting_peer.store(peer, std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_seq_cst);
       const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
       if (ready()) return;
@@ -128,6 +131,20 @@ struct team_state {
       if (!futex_wait(s.doorbell, bell, std::chrono::milliseconds(20))) detect_deadlock();
     }
   }
+  // For helper threads (progress threads): sleep until the rank's doorbell rings or the
+  // timeout passes, without counting as a blocked rank.
+ public:
+  template <class Ready>
+  void doze(int rank, std::chrono::nanoseconds timeout, Ready&& ready) {
+    rank_slot& s = slots[rank];
+    s.sleeping.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
+    if (!ready()) futex_wait(s.doorbell, bell, timeout);
+    s.sleeping.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+ private:
   mailbox& create_box(std::atomic<mailbox*>& slot);
   void wake(rank_slot& s);
   void detect_deadlock();

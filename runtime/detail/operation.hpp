@@ -1,0 +1,75 @@
+// One collective (or point-to-point round) in progress at one rank: which schedule, which
+// buffers, how far it got. Blocking calls and requests advance operations the same way.
+#pragma once
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "detail/mailbox.hpp"
+#include "ranklab/datatype.hpp"
+#include "ranklab/detail/transfer.hpp"
+#include "ranklab/schedule.hpp"
+
+namespace ranklab::detail {
+
+struct cached_schedule;
+
+// What every message of a call carries and every received message must match.
+struct call_tag {
+  std::uint8_t coll = point_to_point;
+  std::uint32_t call = 0;  // sequence number of the call at its rank (0: point-to-point)
+  std::uint64_t signature = 0;
+  int root = 0;
+  std::uint64_t count = 0;
+  const algorithm* algo = nullptr;
+};
+
+struct operation {
+  std::shared_ptr<const cached_schedule> entry;  // keeps the schedule alive (collectives)
+  const schedule* plan = nullptr;
+  call_tag tag;
+  const char* name = "schedule";  // for errors and deadlock reports
+  datatype type;
+  op combine_op;
+  std::exception_ptr error;  // set when the operation failed
+  reduction red;
+  buffer_table buffers;
+  std::unique_ptr<std::byte[]> scratch;  // nonblocking operations own their scratch
+  std::size_t scratch_bytes = 0;
+
+  // Progress: the prologue, then per round: pre steps, post the send, take the receive,
+  // wait for the send's release, post steps.
+  bool started = false;
+  bool complete = false;
+  std::size_t round = 0;
+  bool pre_done = false;
+  bool posted = false;
+  bool by_descriptor = false;
+  bool received = false;
+  bool pieces_ready = false;
+  std::uint64_t round_begin_ns = 0;
+  std::uint64_t received_bytes = 0;
+  send_descriptor descriptor;
+  std::vector<piece> send_pieces, recv_pieces;
+
+  // Point-to-point rounds are not schedules: a single round described here.
+  bool p2p = false;
+  int p2p_to = no_rank, p2p_from = no_rank;
+  std::uint64_t p2p_capacity = 0;
+
+  void reset_round() {
+    pre_done = posted = by_descriptor = received = pieces_ready = false;
+    received_bytes = 0;
+  }
+};
+
+// A message taken from a mailbox before the call it belongs to asked for it (another
+// outstanding call, or one not started yet).
+struct stashed_message {
+  int from = no_rank;
+  message_header header;
+  std::vector<chunk> payload;  // eager payload
+};
+
+}  // namespace ranklab::detail
