@@ -1,0 +1,27 @@
+// Gatherv, linear: the root receives every other rank's block (counts[j] elements, placed at
+// block_offset j of its receive buffer) directly, one per round, in root-relative order.
+// Rounds: p - 1. Cost: (p - 1) alpha + beta (sum of the other ranks' blocks).
+#include "ranklab/detail/bcast_util.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+schedule build(const coll_args& a, int rank) { return detail::linear_gather(a, rank); }
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const auto moved = static_cast<double>((total_count(a) - block_count(a, a.root)) * elem);
+  return static_cast<double>(a.p - 1) * m.alpha + m.beta * moved;
+}
+
+const algorithm info{
+    .name = "linear",
+    .coll = collective::gatherv,
+    .summary = "root receives each block directly: p-1 rounds, (p-1) alpha + beta (total - root's block)",
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab

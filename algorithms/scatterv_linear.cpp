@@ -1,0 +1,27 @@
+// Scatterv, linear: the root sends every other rank its block (counts[j] elements at
+// block_offset j of its send buffer) directly, one per round, in root-relative order.
+// Rounds: p - 1. Cost: (p - 1) alpha + beta (sum of the other ranks' blocks).
+#include "ranklab/detail/bcast_util.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+schedule build(const coll_args& a, int rank) { return detail::linear_scatter(a, rank); }
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const auto moved = static_cast<double>((total_count(a) - block_count(a, a.root)) * elem);
+  return static_cast<double>(a.p - 1) * m.alpha + m.beta * moved;
+}
+
+const algorithm info{
+    .name = "linear",
+    .coll = collective::scatterv,
+    .summary = "root sends each block directly: p-1 rounds, (p-1) alpha + beta (total - root's block)",
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab
