@@ -1,0 +1,60 @@
+// Barrier, recursive doubling (MPICH's MPIR_Barrier recursive doubling; seed 004's table):
+// empty messages exchanged with r XOR 2^k. Any p: with p' the largest power of two <= p and
+// rem = p - p', ranks 2i (i < rem) first notify 2i+1, the p' survivors (2i+1 and the ranks
+// >= 2 rem) exchange in log2 p' rounds, and the odd ranks finally release their even partner.
+// After the exchange rounds every survivor has heard, transitively, of every survivor and so
+// of every rank; the release round passes that on.
+// Rounds: log2 p (p a power of two), floor(log2 p) + 2 otherwise. Cost: rounds * alpha.
+#include "ranklab/detail/algorithm_util.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+schedule build(const coll_args& a, int rank) {
+  schedule s(rank, a.p, 0, 0);
+  const region none{out_buffer, 0, 0};
+  const int pof2 = static_cast<int>(detail::floor_pow2(static_cast<std::uint64_t>(a.p)));
+  const int rem = a.p - pof2;
+  const int v = rank < 2 * rem ? (rank % 2 == 1 ? rank / 2 : -1) : rank - rem;
+  auto real = [&](int u) { return u < rem ? 2 * u + 1 : u + rem; };
+  if (rem > 0) {
+    s.next_round();
+    if (rank < 2 * rem) {
+      if (rank % 2 == 0) s.send(rank + 1, none);
+      else s.recv(rank - 1, none);
+    }
+  }
+  for (int mask = 1; mask < pof2; mask *= 2) {
+    s.next_round();
+    if (v < 0) continue;
+    s.send(real(v ^ mask), none);
+    s.recv(real(v ^ mask), none);
+  }
+  if (rem > 0) {
+    s.next_round();
+    if (rank < 2 * rem) {
+      if (rank % 2 == 1) s.send(rank - 1, none);
+      else s.recv(rank + 1, none);
+    }
+  }
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t, const cost_model& m) {
+  const auto pof2 = detail::floor_pow2(static_cast<std::uint64_t>(a.p));
+  return (detail::ceil_log2(pof2) + (pof2 == static_cast<std::uint64_t>(a.p) ? 0 : 2)) * m.alpha;
+}
+
+const algorithm info{
+    .name = "recursive_doubling",
+    .coll = collective::barrier,
+    .summary = "recursive doubling with r XOR 2^k, non-power-of-two p by folding pairs: log2 p rounds "
+               "(p = 2^k), floor(log2 p)+2 otherwise; rounds * alpha",
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab
