@@ -31,13 +31,11 @@ using detail::wait_reason;
 
 std::size_t chunks_for(std::uint64_t bytes) { return static_cast<std::size_t>((bytes + sizeof(chunk) - 1) / sizeof(chunk)); }
 
-std::string describe_tag(std::uint8_t coll, std::uint32_t call, int root, std::uint64_t count, const algorithm* a) {
+std::string describe_tag(std::uint8_t coll, std::uint32_t call, int root) {
   if (coll == detail::point_to_point) return "a point-to-point message";
   const auto c = static_cast<collective>(coll);
   std::string s = fmt::format("collective #{} {}", call, name(c));
   if (is_rooted(c)) s += fmt::format(" root={}", root);
-  s += fmt::format(" count={}", count);
-  if (a) s += fmt::format(" algorithm={}", a->name);
   return s;
 }
 
@@ -64,20 +62,18 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
   h.call = op.tag.call;
   h.signature = op.tag.signature;
   h.root = op.tag.root;
-  h.count = op.tag.count;
-  h.algo = op.tag.algo;
   h.bytes = bytes;
-  const std::size_t payload = chunks_for(bytes);
-  if (bytes <= e.t.options.eager_limit && room >= 1 + payload) {
+  const std::size_t chunks = chunks_for(detail::header_bytes + bytes);
+  if (bytes <= e.t.options.eager_limit && room >= chunks) {
     h.kind = message_kind::eager;
-    h.payload_chunks = static_cast<std::uint32_t>(payload);
+    h.chunks = static_cast<std::uint32_t>(chunks);
     std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
-    std::byte* dst = e.cs.stage[1].bytes;
+    std::byte* dst = e.cs.stage[0].bytes + detail::header_bytes;
     for (const piece& pc : op.send_pieces) {
       if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
       dst += pc.bytes;
     }
-    queue.push(e.cs.stage.data(), 1 + payload);
+    queue.push(e.cs.stage.data(), chunks);
     op.by_descriptor = false;
   } else {  // large, or the mailbox is too full to take it inline
     send_descriptor& d = op.descriptor;
@@ -86,6 +82,7 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
     d.state.store(send_descriptor::posted, std::memory_order_release);
     h.kind = message_kind::descriptor;
     h.descriptor = &d;
+    h.chunks = 1;
     std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
     queue.push(e.cs.stage.data(), 1);
     op.by_descriptor = true;
@@ -108,10 +105,13 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
   const call_tag& tag = op.tag;
   if (h.coll != tag.coll || h.signature != tag.signature) {
     release_unread(e, from, h);
-    throw mismatch_error(e.me, op.name,
-                         fmt::format("collective mismatch: rank {} is in {}, but rank {} sent it {}", e.me,
-                                     describe_tag(tag.coll, tag.call, tag.root, tag.count, tag.algo), from,
-                                     describe_tag(h.coll, h.call, h.root, h.count, h.algo)));
+    const bool same_kind = h.coll == tag.coll && h.root == tag.root;
+    throw mismatch_error(
+        e.me, op.name,
+        fmt::format("collective mismatch: rank {} is in {}{}, but rank {} sent it {}{}", e.me,
+                    describe_tag(tag.coll, tag.call, tag.root), op.entry ? " [" + op.entry->text + "]" : "", from,
+                    describe_tag(h.coll, h.call, h.root),
+                    same_kind ? " with different counts, type, operator or algorithm" : ""));
   }
   const std::uint64_t capacity = op.p2p ? op.p2p_capacity : op.plan->recv_count(op.plan->rounds()[op.round]) * op.type.size;
   if (h.bytes > capacity || (!op.p2p && h.bytes != capacity)) {
@@ -146,18 +146,18 @@ bool try_receive(engine& e, operation& op, int from) {
     if (it->from != from || it->header.call != op.tag.call) continue;
     const detail::stashed_message m = std::move(*it);
     stash.erase(it);
-    deliver(e, op, from, m.header, m.payload.empty() ? nullptr : m.payload.front().bytes);
+    deliver(e, op, from, m.header, m.payload.empty() ? nullptr : m.payload.front().bytes + detail::header_bytes);
     return true;
   }
   auto& queue = e.t.box(from, e.me).queue;
   while (queue.read_available() > 0) {
     message_header h;
     std::memcpy(&h, queue.front().bytes, sizeof h);
-    const std::size_t chunks = h.kind == message_kind::eager ? 1 + h.payload_chunks : 1;
+    const std::size_t chunks = h.chunks;
     if (h.call == op.tag.call) {
       if (h.kind == message_kind::eager) {
         queue.pop(e.cs.stage.data(), chunks);
-        deliver(e, op, from, h, e.cs.stage[1].bytes);
+        deliver(e, op, from, h, e.cs.stage[0].bytes + detail::header_bytes);
       } else {
         queue.pop();
         deliver(e, op, from, h, nullptr);
@@ -168,7 +168,7 @@ bool try_receive(engine& e, operation& op, int from) {
     detail::stashed_message m{from, h, {}};
     if (h.kind == message_kind::eager) {
       queue.pop(e.cs.stage.data(), chunks);
-      m.payload.assign(e.cs.stage.begin() + 1, e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks));
+      m.payload.assign(e.cs.stage.begin(), e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks));
     } else {
       queue.pop();
     }
@@ -433,7 +433,7 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
 
 comm::comm(detail::team_state* team, int rank)
     : team_(team), rank_(rank), size_(team->p), state_(std::make_shared<detail::comm_state>()) {
-  state_->stage.resize(1 + chunks_for(max_eager_limit));
+  state_->stage.resize(chunks_for(detail::header_bytes + max_eager_limit));
   state_->blocking.name = "sendrecv";
   team->slots[rank].trace.clear();
 }

@@ -34,19 +34,20 @@ struct send_descriptor {
 enum class message_kind : std::uint8_t { eager, descriptor };
 inline constexpr std::uint8_t point_to_point = 0xff;  // header.coll for sendrecv/send/recv
 
+// A message starts with this header; an eager payload follows right after it, in the
+// same chunk and the next ones, so a message of up to 24 bytes is a single cache line.
 struct message_header {
   message_kind kind = message_kind::eager;
   std::uint8_t coll = point_to_point;  // collective id of the call that sent it
   std::uint32_t call = 0;              // sender's collective sequence number (0: p2p)
   std::uint64_t signature = 0;         // hash of the sender's call (mismatch detection)
   std::uint64_t bytes = 0;             // payload size
-  int root = 0;                        // for describing a mismatch
-  std::uint32_t payload_chunks = 0;    // eager: chunks following the header
-  std::uint64_t count = 0;             // for describing a mismatch
-  const algorithm* algo = nullptr;     // for describing a mismatch
   send_descriptor* descriptor = nullptr;
+  int root = 0;                        // for describing a mismatch
+  std::uint32_t chunks = 1;            // chunks of the whole message, header included
 };
-static_assert(sizeof(message_header) <= sizeof(chunk));
+inline constexpr std::size_t header_bytes = 40;
+static_assert(sizeof(message_header) <= header_bytes);
 
 struct alignas(64) mailbox {
   boost::lockfree::spsc_queue<chunk, boost::lockfree::capacity<mailbox_chunks>> queue;
