@@ -191,10 +191,10 @@ TEST_CASE("the four correctness conditions hold for every p in 1..2100") {
     const auto result = circ::check_conditions(s, table);
     if (!result) FAIL(result.failure);
     // Algorithm 1 with no virtual rounds (n = q + 1) and with q - 1 of them (n = q + 2)
-    for (int n : {s.q + 1, s.q + 2}) {
-      const auto bcast = circ::check_broadcast(s, table, n, scratch);
-      if (!bcast) FAIL(bcast.failure);
-    }
+    const std::vector<int> counts = {s.q + 1, s.q + 2};
+    const auto bcast = circ::check_broadcast(s, table, counts, scratch);
+    if (!bcast) FAIL(bcast.failure);
+    CHECK(bcast.rounds == (p == 1 ? 0 : 2 * s.q + 1));
   }
 }
 
@@ -398,16 +398,72 @@ TEST_CASE("the checks catch broken schedules") {
   REQUIRE(circ::check_conditions(s, table));
   REQUIRE(circ::check_broadcast(s, table, 7, scratch));
   auto broken = table;
-  broken.send[5 * static_cast<std::size_t>(s.q) + 2] =
-      static_cast<std::int8_t>(broken.send[5 * static_cast<std::size_t>(s.q) + 2] == -1 ? -2 : -1);
+  broken.send[broken.index(5, 2)] = static_cast<std::int8_t>(broken.send_at(5, 2) == -1 ? -2 : -1);
   const auto c = circ::check_conditions(s, broken);
   CHECK_FALSE(c.ok);
   CHECK(c.failure.find("p=33") != std::string::npos);
   CHECK_FALSE(circ::check_broadcast(s, broken, s.q + 1, scratch).ok);
   broken = table;
-  std::swap(broken.recv[20 * static_cast<std::size_t>(s.q)], broken.recv[20 * static_cast<std::size_t>(s.q) + 3]);
+  std::swap(broken.recv[broken.index(20, 0)], broken.recv[broken.index(20, 3)]);
   CHECK_FALSE(circ::check_conditions(s, broken).ok);
   CHECK_FALSE(circ::check_broadcast(s, broken, 2 * s.q, scratch).ok);
+}
+
+TEST_CASE("the broadcast simulation catches consistent but wrong schedules") {
+  // Sender and receiver tampered together, so that only Algorithm 1 itself can notice.
+  const skips s(33);
+  const int q = s.q;
+  circ::schedule_table table;
+  std::vector<int> scratch;
+  circ::compute_schedule_table(s, table);
+  auto set_round = [](circ::schedule_table& t, const skips& sk, std::int64_t r, int k, int v) {
+    t.recv[t.index(r, k)] = static_cast<std::int8_t>(v);
+    t.send[t.index(sk.from(r, k), k)] = static_cast<std::int8_t>(v);
+  };
+  SUBCASE("a block received twice") {
+    auto broken = table;
+    set_round(broken, s, 7, 1, table.recv_at(7, 0));
+    const auto c = circ::check_broadcast(s, broken, 2 * q, scratch);
+    CHECK_FALSE(c.ok);
+    CHECK(c.failure.find("p=33 rank 7") != std::string::npos);
+    INFO(c.failure);
+    // the first thing to go wrong: the duplicate, or a send of the block now never received
+    CHECK((c.failure.find("again") != std::string::npos ||
+           c.failure.find("before receiving") != std::string::npos));
+  }
+  SUBCASE("some duplicate is reported as such") {
+    bool reported = false;
+    for (std::int64_t r = 1; r < s.p && !reported; ++r)
+      for (int k = 1; k < q && !reported; ++k) {
+        auto broken = table;
+        set_round(broken, s, r, k, table.recv_at(r, k - 1));
+        const auto c = circ::check_broadcast(s, broken, 2 * q, scratch);
+        REQUIRE_FALSE(c.ok);
+        reported = c.failure.find("again") != std::string::npos;
+      }
+    CHECK(reported);
+  }
+  SUBCASE("a block sent before it arrived") {
+    auto broken = table;
+    const int late = table.recv_at(7, q - 1);  // arrives in the last round of each phase
+    broken.send[broken.index(7, 0)] = static_cast<std::int8_t>(late);
+    broken.recv[broken.index(s.to(7, 0), 0)] = static_cast<std::int8_t>(late);
+    const auto c = circ::check_broadcast(s, broken, 3 * q, scratch);
+    CHECK_FALSE(c.ok);
+    CHECK(c.failure.find("p=33 rank 7") != std::string::npos);
+    CHECK(c.failure.find("before receiving") != std::string::npos);
+    CHECK_FALSE(circ::check_conditions(s, broken).ok);  // condition 4
+  }
+  SUBCASE("a block never received") {
+    // rank 7 gets nothing in round k = 0 (an entry below every offset), and so misses a block
+    auto broken = table;
+    set_round(broken, s, 7, 0, -64);
+    const auto c = circ::check_broadcast(s, broken, 2 * q, scratch);
+    CHECK_FALSE(c.ok);
+    INFO(c.failure);
+    CHECK((c.failure.find("never receives") != std::string::npos ||
+           c.failure.find("before receiving") != std::string::npos));
+  }
 }
 
 TEST_CASE("spans that are too short are rejected") {

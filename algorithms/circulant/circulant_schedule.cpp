@@ -46,14 +46,16 @@ struct no_stats {
   void call(int) {}
   void violation() {}
 };
+// Counts in a local copy (not through the caller's pointer, which the compiler would have
+// to assume aliases the schedule being written).
 struct counting_stats {
-  schedule_stats* out;
-  void step() { ++out->search_steps; }
+  schedule_stats counts;
+  void step() { ++counts.search_steps; }
   void call(int depth) {
-    ++out->recursive_calls;
-    out->recursion_depth = std::max(out->recursion_depth, depth);
+    ++counts.recursive_calls;
+    counts.recursion_depth = std::max(counts.recursion_depth, depth);
   }
-  void violation() { ++out->violations; }
+  void violation() { ++counts.violations; }
 };
 
 // The receive-schedule search (Algorithm 4 of the paper, algorithms.md 1.3) for rank r:
@@ -73,7 +75,7 @@ struct counting_stats {
 //    so that the state stays in registers.
 // tests/test_circulant_schedule.cpp checks both against a literal transcription.
 template <class Stats>
-int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats stats) {
+int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats& stats) {
   const int q = s.q;
   const int b = baseblock(s, r);
   if (limit == 0) return b;
@@ -139,12 +141,12 @@ int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats stat
 }
 
 template <class Stats>
-void recv_schedule_impl(const skips& s, std::int64_t r, int* recv, Stats stats) {
+void recv_schedule_impl(const skips& s, std::int64_t r, int* recv, Stats& stats) {
   recv_search(s, r, recv, s.q, stats);
 }
 
 template <class Stats>
-int violation_block(const skips& s, std::int64_t r, int k, Stats stats) {
+int violation_block(const skips& s, std::int64_t r, int k, Stats& stats) {
   // What the to-rank receives in round k is, by Condition 2, what r must send. Its entry k
   // is final once k + 1 entries are found, so the search stops there.
   std::array<int, max_q> to_recv;
@@ -154,7 +156,7 @@ int violation_block(const skips& s, std::int64_t r, int k, Stats stats) {
 }
 
 template <class Stats>
-void send_schedule_impl(const skips& s, std::int64_t r, int* send, Stats stats) {
+void send_schedule_impl(const skips& s, std::int64_t r, int* send, Stats& stats) {
   const int q = s.q;
   if (q == 0) return;
   if (r == 0) {  // the root sends block k in round k
@@ -194,33 +196,38 @@ void require_size(const skips& s, std::span<int> a, const char* what) {
 
 void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv) {
   require_size(s, recv, "recv_schedule");
-  recv_schedule_impl(s, r, recv.data(), no_stats{});
+  no_stats none;
+  recv_schedule_impl(s, r, recv.data(), none);
 }
 
 void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv, schedule_stats* stats) {
   require_size(s, recv, "recv_schedule");
-  if (stats == nullptr) return recv_schedule_impl(s, r, recv.data(), no_stats{});
-  *stats = {};
-  recv_schedule_impl(s, r, recv.data(), counting_stats{stats});
+  if (stats == nullptr) return recv_schedule(s, r, recv);
+  counting_stats counting;
+  recv_schedule_impl(s, r, recv.data(), counting);
+  *stats = counting.counts;
 }
 
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send) {
   require_size(s, send, "send_schedule");
-  send_schedule_impl(s, r, send.data(), no_stats{});
+  no_stats none;
+  send_schedule_impl(s, r, send.data(), none);
 }
 
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send, schedule_stats* stats) {
   require_size(s, send, "send_schedule");
-  if (stats == nullptr) return send_schedule_impl(s, r, send.data(), no_stats{});
-  *stats = {};
-  send_schedule_impl(s, r, send.data(), counting_stats{stats});
+  if (stats == nullptr) return send_schedule(s, r, send);
+  counting_stats counting;
+  send_schedule_impl(s, r, send.data(), counting);
+  *stats = counting.counts;
 }
 
 void send_schedule_reference(const skips& s, std::int64_t r, std::span<int> send) {
   require_size(s, send, "send_schedule_reference");
   std::array<int, max_q> to_recv;
+  no_stats none;
   for (int k = 0; k < s.q; ++k) {
-    recv_schedule_impl(s, s.to(r, k), to_recv.data(), no_stats{});
+    recv_schedule_impl(s, s.to(r, k), to_recv.data(), none);
     send[static_cast<std::size_t>(k)] = to_recv[static_cast<std::size_t>(k)];
   }
 }
@@ -247,39 +254,18 @@ std::string where(const skips& s, std::int64_t r) {
 
 check_result fail(std::string what) { return {false, std::move(what), 0}; }
 
-// Condition 3 for one rank: the q receive entries are {b} u {-q..-1} \ {b - q}.
-bool receives_distinct_blocks(const schedule_table& t, std::int64_t r, int b) {
-  const int q = t.q;
-  std::uint64_t seen = 0;  // bit v + q for entry v in [-q, q-1]; 2q <= 62 bits
-  for (int k = 0; k < q; ++k) {
-    const int v = t.recv_at(r, k);
-    if (v < -q || v >= q) return false;
-    seen |= std::uint64_t{1} << (v + q);
-  }
-  std::uint64_t expected = ((std::uint64_t{1} << q) - 1);  // -q..-1
-  if (r != 0) expected = (expected & ~(std::uint64_t{1} << b)) | (std::uint64_t{1} << (b + q));
-  return seen == expected;
-}
-
-// Condition 4 for one non-root rank and round k.
-bool sends_held_block(const schedule_table& t, std::int64_t r, int b, int k) {
-  const int v = t.send_at(r, k);
-  if (v == b - t.q) return true;
-  for (int j = 0; j < k; ++j)
-    if (t.recv_at(r, j) == v) return true;
-  return false;
-}
+// Blocks of one phase as bits: entry v in [-q, q-1] is bit v + q (2q <= 62 bits).
+std::uint64_t block_bit(int v, int q) { return std::uint64_t{1} << (v + q); }
 
 }  // namespace
 
 void compute_schedule_table(const skips& s, schedule_table& out) {
   const int q = s.q;
-  const auto cells = static_cast<std::size_t>(s.p) * static_cast<std::size_t>(q);
   out.p = s.p;
   out.q = q;
   out.baseblock.resize(static_cast<std::size_t>(s.p));
-  out.recv.resize(cells);
-  out.send.resize(cells);
+  out.recv.resize(static_cast<std::size_t>(s.p) * static_cast<std::size_t>(q));
+  out.send.resize(out.recv.size());
   out.max_stats = {};
   out.max_violations_rank = -1;
   std::array<int, max_q> recv, send;
@@ -288,17 +274,15 @@ void compute_schedule_table(const skips& s, schedule_table& out) {
     recv_schedule(s, r, recv, &rs);
     send_schedule(s, r, send, &ss);
     // Recursion counters come from this rank's own receive schedule; those of the
-    // receive schedules run for send violations belong to other ranks' rows.
+    // receive schedules run for send violations belong to other ranks' columns.
     rs.violations = ss.violations;
     if (ss.violations > out.max_stats.violations || out.max_violations_rank < 0)
       out.max_violations_rank = r;
     raise_max(out.max_stats, rs);
     out.baseblock[static_cast<std::size_t>(r)] = static_cast<std::int8_t>(baseblock(s, r));
-    auto* rrow = out.recv.data() + r * q;
-    auto* srow = out.send.data() + r * q;
     for (int k = 0; k < q; ++k) {
-      rrow[k] = static_cast<std::int8_t>(recv[static_cast<std::size_t>(k)]);
-      srow[k] = static_cast<std::int8_t>(send[static_cast<std::size_t>(k)]);
+      out.recv[out.index(r, k)] = static_cast<std::int8_t>(recv[static_cast<std::size_t>(k)]);
+      out.send[out.index(r, k)] = static_cast<std::int8_t>(send[static_cast<std::size_t>(k)]);
     }
   }
 }
@@ -306,81 +290,150 @@ void compute_schedule_table(const skips& s, schedule_table& out) {
 check_result check_conditions(const skips& s, const schedule_table& t) {
   if (t.p != s.p || t.q != s.q) return fail("schedule table does not belong to p=" + std::to_string(s.p));
   const int q = s.q;
+  const std::uint64_t negative_blocks = (std::uint64_t{1} << q) - 1;  // -q..-1
   for (std::int64_t r = 0; r < s.p; ++r) {
     const int b = t.baseblock[static_cast<std::size_t>(r)];
-    if (b != baseblock(s, r)) return fail(where(s, r) + ": wrong baseblock " + std::to_string(b));
-    if (!receives_distinct_blocks(t, r, b))
+    // Condition 3: the phase's receive blocks are {b} u {-q..-1} \ {b - q} (root: {-q..-1}).
+    std::uint64_t received = 0;
+    for (int k = 0; k < q; ++k) {
+      const int v = t.recv_at(r, k);
+      if (v < -q || v >= q) return fail(where(s, r) + ": recv entry " + std::to_string(v) + " out of range");
+      received |= block_bit(v, q);
+    }
+    const std::uint64_t expected =
+        r == 0 ? negative_blocks : (negative_blocks & ~block_bit(b - q, q)) | block_bit(b, q);
+    if (received != expected)
       return fail(where(s, r) + ": condition 3 (recv entries are not {b} u {-q..-1} \\ {b-q})");
+    // Conditions 1, 2 and 4 round by round; `held` = blocks received in earlier rounds of
+    // this phase plus the previous phase's baseblock b - q.
+    std::uint64_t held = r == 0 ? 0 : block_bit(b - q, q);
     for (int k = 0; k < q; ++k) {
       const std::int64_t from = s.from(r, k), to = s.to(r, k);
-      if (t.recv_at(r, k) != t.send_at(from, k))
-        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 1 (recv " +
-                    std::to_string(t.recv_at(r, k)) + " but rank " + std::to_string(from) +
-                    " sends " + std::to_string(t.send_at(from, k)) + ")");
-      if (t.send_at(r, k) != t.recv_at(to, k))
-        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 2 (send " +
-                    std::to_string(t.send_at(r, k)) + " but rank " + std::to_string(to) +
-                    " receives " + std::to_string(t.recv_at(to, k)) + ")");
-      if (r == 0 ? t.send_at(r, k) != k : !sends_held_block(t, r, b, k))
+      const int rv = t.recv_at(r, k), sv = t.send_at(r, k);
+      if (rv != t.send_at(from, k))
+        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 1 (recv " + std::to_string(rv) +
+                    " but rank " + std::to_string(from) + " sends " + std::to_string(t.send_at(from, k)) + ")");
+      if (sv != t.recv_at(to, k))
+        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 2 (send " + std::to_string(sv) +
+                    " but rank " + std::to_string(to) + " receives " + std::to_string(t.recv_at(to, k)) + ")");
+      const bool sends_held = r == 0 ? sv == k : (sv >= -q && sv < q && (held & block_bit(sv, q)) != 0);
+      if (!sends_held)
         return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 4 (sends block " +
-                    std::to_string(t.send_at(r, k)) + " not received before)");
+                    std::to_string(sv) + " not received before)");
+      held |= block_bit(rv, q);
     }
   }
   return {};
 }
 
-check_result check_broadcast(const skips& s, const schedule_table& t, int n,
-                             std::vector<int>& scratch) {
-  if (n < 1) return fail("check_broadcast: n must be >= 1");
+namespace {
+
+// Algorithm 1 for one non-root rank r with its schedule column recv/send, fast path: no
+// branches that depend on the data, so the simulation runs at a few cycles per round.
+// scratch has n + 1 slots; slot n absorbs "no block" and always holds a value >= 0.
+// Returns false if anything is wrong; the slow path then says what.
+bool rank_broadcast_ok(const skips& s, std::int64_t r, int n, int x, int rounds, const int* recv,
+                       const int* send, int* scratch) {
   const int q = s.q;
-  const int rounds = broadcast_rounds(s, n);
-  // scratch[b] = real round in which block b arrived at the current rank, -1 before.
-  scratch.resize(static_cast<std::size_t>(n));
-  std::array<int, max_q> recv, send;
+  std::fill(scratch, scratch + n, -1);
+  scratch[n] = 0;
+  const std::int64_t to_root = s.p - r;  // r sends to the root in the round with skip[k] == p - r
+  bool bad = false;
+  int received = 0;
+  int k = x, offset = -x;
+  for (int i = 0; i < rounds; ++i) {
+    const int give = send[k] + offset, got = recv[k] + offset;
+    const bool gives = give >= 0 && s[k] != to_root, gets = got >= 0;
+    const int give_slot = gives ? std::min(give, n - 1) : n;
+    const int got_slot = gets ? std::min(got, n - 1) : n;
+    bad |= scratch[give_slot] < 0;              // sends a block it does not hold yet
+    bad |= gets & (scratch[got_slot] >= 0);     // receives a block again
+    scratch[got_slot] = i;
+    received += gets;
+    if (++k == q) {
+      k = 0;
+      offset += q;
+    }
+  }
+  // n different blocks received, none twice: all of 0..n-1 arrived.
+  return !bad && received == n;
+}
+
+// The same simulation with branches, to describe the first problem of a failing rank.
+check_result describe_rank_broadcast(const skips& s, std::int64_t r, int n, int x, int rounds,
+                                     const int* recv, const int* send, std::vector<int>& scratch) {
+  const int q = s.q;
+  auto failure = [&](int round, int k, const std::string& what) {
+    return fail(where(s, r) + ", n=" + std::to_string(n) + ", round " + std::to_string(round) +
+                " (k=" + std::to_string(k) + "): " + what);
+  };
+  std::fill(scratch.begin(), scratch.begin() + n, -1);
+  int k = x, offset = -x;
+  for (int i = 0; i < rounds; ++i) {
+    const int give = capped_block(send[k], offset, n);
+    if (give >= 0 && s[k] != s.p - r && scratch[static_cast<std::size_t>(give)] < 0)
+      return failure(i, k, "sends block " + std::to_string(give) + " before receiving it");
+    const int got = capped_block(recv[k], offset, n);
+    if (got >= 0) {
+      auto& arrived = scratch[static_cast<std::size_t>(got)];
+      if (arrived >= 0)
+        return failure(i, k, "receives block " + std::to_string(got) + " again (first in round " +
+                                 std::to_string(arrived) + ")");
+      arrived = i;
+    }
+    if (++k == q) {
+      k = 0;
+      offset += q;
+    }
+  }
+  const auto missing = std::find(scratch.begin(), scratch.begin() + n, -1);
+  if (missing != scratch.begin() + n)
+    return fail(where(s, r) + ", n=" + std::to_string(n) + ": never receives block " +
+                std::to_string(missing - scratch.begin()) + " in " + std::to_string(rounds) + " rounds");
+  return fail(where(s, r) + ", n=" + std::to_string(n) + ": broadcast check failed");
+}
+
+}  // namespace
+
+check_result check_broadcast(const skips& s, const schedule_table& t, std::span<const int> block_counts,
+                             std::vector<int>& scratch) {
+  if (t.p != s.p || t.q != s.q) return fail("schedule table does not belong to p=" + std::to_string(s.p));
+  const int q = s.q;
   check_result result;
-  result.rounds = rounds;
-  for (std::int64_t r = 0; r < s.p && result.ok; ++r) {
+  int max_n = 0;
+  for (int n : block_counts) {
+    if (n < 1) return fail("check_broadcast: n must be >= 1, got " + std::to_string(n));
+    max_n = std::max(max_n, n);
+    result.rounds = std::max(result.rounds, broadcast_rounds(s, n));
+  }
+  if (s.p == 1) return result;  // the root alone: nothing to send
+  scratch.resize(static_cast<std::size_t>(max_n) + 1);
+  std::array<int, max_q> recv, send;
+  for (std::int64_t r = 1; r < s.p; ++r) {  // the root receives nothing and holds everything
     for (int k = 0; k < q; ++k) {
       recv[static_cast<std::size_t>(k)] = t.recv_at(r, k);
       send[static_cast<std::size_t>(k)] = t.send_at(r, k);
+      // Sender and receiver agree in every round in which k is used: both apply the same
+      // offset and cap to the same entry, and the from-rank sends to r, not to the root.
+      const std::int64_t from = s.from(r, k);
+      if (t.send_at(from, k) != recv[static_cast<std::size_t>(k)])
+        return fail(where(s, r) + ", k=" + std::to_string(k) + ": receives entry " +
+                    std::to_string(recv[static_cast<std::size_t>(k)]) + " but rank " + std::to_string(from) +
+                    " sends entry " + std::to_string(t.send_at(from, k)));
     }
-    std::fill(scratch.begin(), scratch.end(), -1);
-    int seen_rounds = 0;
-    auto report = [&](const round_plan& pl, const std::string& what) {
-      if (!result.ok) return;
-      result.ok = false;
-      result.failure = where(s, r) + ", n=" + std::to_string(n) + ", round " +
-                       std::to_string(pl.round) + " (k=" + std::to_string(pl.k) + "): " + what;
-    };
-    for_each_round(s, n, recv, send, r, [&](const round_plan& pl) {
-      ++seen_rounds;
-      // The sender's view of this round must match ours (it may not send to the root).
-      const int sent_to_us = r == 0 ? -1 : capped_block(t.send_at(pl.from, pl.k), pl.offset, n);
-      if (sent_to_us != pl.recv_block)
-        report(pl, "receives block " + std::to_string(pl.recv_block) + " but rank " +
-                       std::to_string(pl.from) + " sends " + std::to_string(sent_to_us));
-      if (pl.send_block >= 0 && r != 0 && scratch[static_cast<std::size_t>(pl.send_block)] < 0)
-        report(pl, "sends block " + std::to_string(pl.send_block) + " before receiving it");
-      if (pl.recv_block >= 0) {
-        auto& arrived = scratch[static_cast<std::size_t>(pl.recv_block)];
-        if (arrived >= 0)
-          report(pl, "receives block " + std::to_string(pl.recv_block) + " again (first in round " +
-                         std::to_string(arrived) + ")");
-        arrived = pl.round;
-      }
-    });
-    if (!result.ok) break;
-    if (seen_rounds != rounds)
-      return fail(where(s, r) + ": " + std::to_string(seen_rounds) + " rounds, expected " +
-                  std::to_string(rounds));
-    if (r != 0) {
-      const auto missing = std::find(scratch.begin(), scratch.end(), -1);
-      if (missing != scratch.end())
-        return fail(where(s, r) + ", n=" + std::to_string(n) + ": never receives block " +
-                    std::to_string(missing - scratch.begin()));
+    for (int n : block_counts) {
+      const int rounds = broadcast_rounds(s, n);
+      const int x = (q - (n - 1) % q) % q;  // leading virtual rounds, as in for_each_round
+      if (!rank_broadcast_ok(s, r, n, x, rounds, recv.data(), send.data(), scratch.data()))
+        return describe_rank_broadcast(s, r, n, x, rounds, recv.data(), send.data(), scratch);
     }
   }
   return result;
+}
+
+check_result check_broadcast(const skips& s, const schedule_table& t, int n, std::vector<int>& scratch) {
+  const int counts[] = {n};
+  return check_broadcast(s, t, counts, scratch);
 }
 
 }  // namespace ranklab::circulant

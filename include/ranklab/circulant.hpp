@@ -154,19 +154,22 @@ struct check_result {
   explicit operator bool() const { return ok; }
 };
 
-// The schedules of all p ranks of one circulant graph, for whole-graph checks. Entries lie
-// in [-q, q], so they are stored as bytes: p * (2q + 1) bytes.
+// The schedules of all p ranks of one circulant graph, for whole-graph checks. Laid out
+// like the paper's tables: one row per round k, one column per rank, so that the
+// neighbours (r +- skip[k]) mod p of consecutive ranks are consecutive too. Entries lie in
+// [-q, q], so they are stored as bytes: p * (2q + 1) bytes.
 struct schedule_table {
   std::int64_t p = 0;
   int q = 0;
-  std::vector<std::int8_t> baseblock;  // [r]
-  std::vector<std::int8_t> recv;       // [r * q + k]
-  std::vector<std::int8_t> send;       // [r * q + k]
+  std::vector<std::int8_t> baseblock;  // [r], computed by baseblock()
+  std::vector<std::int8_t> recv;       // [index(r, k)]
+  std::vector<std::int8_t> send;       // [index(r, k)]
   schedule_stats max_stats;            // maximum of every counter over all ranks
-  std::int64_t max_violations_rank = -1;  // a rank reaching max_stats.violations
+  std::int64_t max_violations_rank = -1;  // the first rank reaching max_stats.violations
 
-  int recv_at(std::int64_t r, int k) const { return recv[static_cast<std::size_t>(r * q + k)]; }
-  int send_at(std::int64_t r, int k) const { return send[static_cast<std::size_t>(r * q + k)]; }
+  std::size_t index(std::int64_t r, int k) const { return static_cast<std::size_t>(k * p + r); }
+  int recv_at(std::int64_t r, int k) const { return recv[index(r, k)]; }
+  int send_at(std::int64_t r, int k) const { return send[index(r, k)]; }
 };
 
 // Computes the table of all ranks with the O(log p) algorithms. Reuses out's storage.
@@ -179,16 +182,21 @@ void compute_schedule_table(const skips& s, schedule_table& out);
 //     blocks per phase, the baseblock the only non-negative one (root: {-q..-1})
 //  4. send[k] of r != 0 is a block already held: recv[j] for some j < k, or b - q (the
 //     baseblock of the previous phase); the root sends send[k] == k.
-// Also: baseblock[r] == baseblock(s, r).
+// The table's baseblocks are taken as given (compute_schedule_table uses baseblock()).
+// O(p q).
 check_result check_conditions(const skips& s, const schedule_table& t);
 
-// Simulates Algorithm 1 with n blocks for all ranks of the table (for_each_round), without
-// data: every non-root receives each block 0..n-1 exactly once, sender and receiver agree
-// on the block in every round (and on whether there is one), every block sent was received
-// in an earlier round (or the sender is the root), and there are n - 1 + q rounds.
-// O(p (n + q)); scratch is reused between calls.
+// Simulates Algorithm 1 with n blocks for all ranks of the table, without data, round by
+// round as for_each_round lays them out: every non-root receives each block 0..n-1 exactly
+// once within the n - 1 + q rounds, sender and receiver agree on the block in every round
+// (and on whether there is one), and every block sent was received in an earlier round
+// (or the sender is the root). O(p (n + q)); scratch is reused between calls.
+// result.rounds is n - 1 + q (0 for p == 1).
 check_result check_broadcast(const skips& s, const schedule_table& t, int n,
                              std::vector<int>& scratch);
+// The same for several n in one pass over the ranks (result.rounds: the largest).
+check_result check_broadcast(const skips& s, const schedule_table& t,
+                             std::span<const int> block_counts, std::vector<int>& scratch);
 
 // Bounds, checked by tests/test_circulant_schedule.cpp and `ranklab verify` for every rank
 // of every p in 1..65536 and for sampled ranks of p up to 2^31 - 1.
