@@ -80,7 +80,7 @@ std::vector<std::size_t> boundary_sizes(std::size_t limit) {
 bool self_send_completes(std::size_t bytes, std::size_t eager_limit) {
   team_options o = with_eager_limit(eager_limit);
   o.deadlock_timeout = 100ms;
-  bool received_right = false;
+  bool right_size = false, right_data = false;
   try {
     run(
         1,
@@ -88,7 +88,8 @@ bool self_send_completes(std::size_t bytes, std::size_t eager_limit) {
           const auto m = make_message(0, bytes, bytes);
           c.send(0, m);
           std::vector<std::byte> in(bytes);
-          received_right = c.recv(0, in) == bytes && is_message(in, 0, bytes);
+          right_size = c.recv(0, in) == bytes;
+          right_data = is_message(in, 0, bytes);
         },
         o);
   } catch (const deadlock_error& e) {
@@ -96,7 +97,8 @@ bool self_send_completes(std::size_t bytes, std::size_t eager_limit) {
     CHECK(what.find("rank 0 waits for rank 0 to take its message") != std::string::npos);
     return false;
   }
-  CHECK(received_right);
+  CHECK(right_size);  // recv() returns the bytes received
+  CHECK(right_data);
   return true;
 }
 
@@ -133,7 +135,7 @@ TEST_CASE("exchanges at, below and above the eager limit deliver every byte (eag
     for (std::size_t bytes : boundary_sizes(limit)) {
       CAPTURE(limit);
       CAPTURE(bytes);
-      std::atomic<int> good{0};
+      std::atomic<int> good_size{0}, good_data{0};
       run(
           2,
           [&](comm& c) {
@@ -141,10 +143,12 @@ TEST_CASE("exchanges at, below and above the eager limit deliver every byte (eag
             const auto out = make_message(c.rank(), bytes, bytes);
             std::vector<std::byte> in(bytes, std::byte{0});
             const std::size_t got = c.sendrecv(other, out, other, in);
-            if (got == bytes && is_message(in, other, bytes)) ++good;
+            good_size += got == bytes;
+            good_data += is_message(in, other, bytes);
           },
           with_eager_limit(limit));
-      CHECK(good == 2);
+      CHECK(good_data == 2);
+      CHECK(good_size == 2);
     }
   }
 }
@@ -181,7 +185,7 @@ TEST_CASE("one-directional half rounds at the boundary sizes, into exact and lar
 
 TEST_CASE("a 16 MiB message by descriptor arrives intact") {
   const std::size_t bytes = std::size_t{16} << 20;
-  bool ok = false;
+  bool size_ok = false, data_ok = false;
   run(
       2,
       [&](comm& c) {
@@ -189,11 +193,13 @@ TEST_CASE("a 16 MiB message by descriptor arrives intact") {
           c.send(1, make_message(0, 1, bytes));
         } else {
           std::vector<std::byte> in(bytes);
-          ok = c.recv(0, in) == bytes && is_message(in, 0, 1);
+          size_ok = c.recv(0, in) == bytes;
+          data_ok = is_message(in, 0, 1);
         }
       },
       team_options{});
-  CHECK(ok);
+  CHECK(data_ok);
+  CHECK(size_ok);
 }
 
 TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls back or waits, order is kept") {
@@ -203,7 +209,7 @@ TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls
   constexpr int messages = 2000;
   for (std::size_t limit : {std::size_t{2048}, std::size_t{4096}}) {
     CAPTURE(limit);
-    int in_order = 0;
+    int in_order = 0, right_size = 0;
     run(
         2,
         [&](comm& c) {
@@ -214,12 +220,14 @@ TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls
             std::vector<std::byte> in(4096);
             for (int i = 0; i < messages; ++i) {
               const std::size_t got = c.recv(0, in);
-              in_order += got == sizes[i % 9] && is_message(std::span(in).first(got), 0, i);
+              right_size += got == sizes[i % 9];
+              in_order += is_message(std::span(in).first(sizes[i % 9]), 0, i);
             }
           }
         },
         with_eager_limit(limit));
     CHECK(in_order == messages);
+    CHECK(right_size == messages);
   }
 }
 
@@ -245,7 +253,7 @@ TEST_CASE("many senders to one receiver, interleaved per sender, for p in {2, 3,
   for (int p : {2, 3, 5, 9, 17}) {
     CAPTURE(p);
     constexpr int per_sender = 200;
-    std::vector<int> good(p, 0);
+    std::vector<int> good(p, 0), good_size(p, 0);
     run(
         p,
         [&](comm& c) {
@@ -256,14 +264,18 @@ TEST_CASE("many senders to one receiver, interleaved per sender, for p in {2, 3,
             std::vector<std::byte> in(3000);
             for (int i = 0; i < per_sender; ++i)
               for (int from = 1; from < p; ++from) {
+                const std::size_t want = static_cast<std::size_t>((i * 37 + from) % 3000);
                 const std::size_t got = c.recv(from, in);
-                good[from] += got == static_cast<std::size_t>((i * 37 + from) % 3000) &&
-                              is_message(std::span(in).first(got), from, i);
+                good_size[from] += got == want;
+                good[from] += is_message(std::span(in).first(want), from, i);
               }
           }
         },
         team_options{});
-    for (int from = 1; from < p; ++from) CHECK(good[from] == per_sender);
+    for (int from = 1; from < p; ++from) {
+      CHECK(good[from] == per_sender);
+      CHECK(good_size[from] == per_sender);
+    }
   }
 }
 
@@ -297,7 +309,7 @@ TEST_CASE("stress: 16 ranks, 3000 rounds of random permutations with random size
           const auto out = make_message(r, t, size[t][r]);
           const std::size_t got = c.sendrecv(pi[r], out, from, in);
           wrong_size[r] += got != size[t][from];
-          h = checksum(h, std::span(in).first(got));
+          h = checksum(h, std::span(in).first(size[t][from]));
         }
         actual[r] = h;
       },
@@ -326,6 +338,7 @@ TEST_CASE("stress: 16 ranks, 2000 rounds of send-then-recv half rounds along ran
   for (int t = 0; t < rounds; ++t)
     for (int from = 0; from < p; ++from)
       expected[perm[t][from]] = checksum(expected[perm[t][from]], make_message(from, t, size[t][from]));
+  std::vector<int> wrong_size(p, 0);
   run(
       p,
       [&](comm& c) {
@@ -337,7 +350,8 @@ TEST_CASE("stress: 16 ranks, 2000 rounds of send-then-recv half rounds along ran
           const int from = static_cast<int>(std::find(pi.begin(), pi.end(), r) - pi.begin());
           c.send(pi[r], make_message(r, t, size[t][r]));
           const std::size_t got = c.recv(from, in);
-          h = checksum(h, std::span(in).first(got));
+          wrong_size[r] += got != size[t][from];
+          h = checksum(h, std::span(in).first(size[t][from]));
         }
         actual[r] = h;
       },
@@ -345,12 +359,13 @@ TEST_CASE("stress: 16 ranks, 2000 rounds of send-then-recv half rounds along ran
   for (int r = 0; r < p; ++r) {
     CAPTURE(r);
     CHECK(actual[r] == expected[r]);
+    CHECK(wrong_size[r] == 0);
   }
 }
 
 TEST_CASE("stress: 2-rank ping-pong of 20,000 rounds alternating eager and descriptor messages") {
   constexpr int rounds = 20000;
-  std::vector<int> good(2, 0);
+  std::vector<int> good(2, 0), good_size(2, 0);
   run(
       2,
       [&](comm& c) {
@@ -360,12 +375,15 @@ TEST_CASE("stress: 2-rank ping-pong of 20,000 rounds alternating eager and descr
           const std::size_t n = t % 2 ? 8 : 3000;
           const auto out = make_message(c.rank(), t, n);
           const std::size_t got = c.sendrecv(other, out, other, in);
-          good[c.rank()] += got == n && is_message(std::span(in).first(n), other, t);
+          good_size[c.rank()] += got == n;
+          good[c.rank()] += is_message(std::span(in).first(n), other, t);
         }
       },
       team_options{});
   CHECK(good[0] == rounds);
   CHECK(good[1] == rounds);
+  CHECK(good_size[0] == rounds);
+  CHECK(good_size[1] == rounds);
 }
 
 }  // TEST_SUITE

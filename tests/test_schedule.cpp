@@ -90,7 +90,7 @@ TEST_CASE("inside a round, steps before the first send/recv run before the messa
   s.recv(0, {tmp, 0, 4}, combine::copy);
   s.reduce({tmp, 0, 4}, {out_buffer, 0, 4}, combine::reduce_in_left);  // post
   REQUIRE(s.rounds().size() == 1);
-  const round& r = s.rounds()[0];
+  const ranklab::round& r = s.rounds()[0];
   CHECK(r.send_to == 2);
   CHECK(r.recv_from == 0);
   CHECK(r.recv_how == combine::copy);
@@ -109,7 +109,7 @@ TEST_CASE("a round with only local steps has them all as pre steps and does not 
   s.next_round();
   s.copy({in_buffer, 0, 2}, {out_buffer, 0, 2});
   s.copy({out_buffer, 0, 1}, {out_buffer, 1, 1});
-  const round& r = s.rounds()[0];
+  const ranklab::round& r = s.rounds()[0];
   CHECK_FALSE(r.communicates());
   CHECK(s.pre_steps(r).size() == 2);
   CHECK(s.post_steps(r).empty());
@@ -126,7 +126,7 @@ TEST_CASE("several send()/recv() calls in one round append regions to one messag
   s.send(1, {out_buffer, 9, 1});
   s.recv(2, {tmp, 0, 5}, combine::reduce_in_right);
   s.recv(2, {out_buffer, 0, 1}, combine::reduce_in_right);
-  const round& r = s.rounds()[0];
+  const ranklab::round& r = s.rounds()[0];
   REQUIRE(s.send_regions(r).size() == 3);
   CHECK(s.send_regions(r)[1] == region{in_buffer, 5, 2});
   CHECK(s.send_count(r) == 6);
@@ -145,7 +145,7 @@ TEST_CASE("zero-element messages are messages") {
   s.next_round();
   s.send(1, {out_buffer, 0, 0});
   s.recv(1, {out_buffer, 0, 0});
-  const round& r = s.rounds()[0];
+  const ranklab::round& r = s.rounds()[0];
   CHECK(r.communicates());
   CHECK(s.send_count(r) == 0);
   CHECK(s.communication_rounds() == 1);

@@ -49,7 +49,7 @@ int mod(long a, int p) { return static_cast<int>(((a % p) + p) % p); }
 // Runs `rounds` rounds of "send to r+k, receive from r-k" with n elements and counts the
 // rounds each rank saw correctly.
 void check_shift(int p, int k, std::size_t n, int rounds) {
-  std::vector<int> good(p, 0);
+  std::vector<int> good(p, 0), good_size(p, 0);
   std::vector<std::string> problems(p);
   run(
       p,
@@ -62,8 +62,9 @@ void check_shift(int p, int k, std::size_t n, int rounds) {
           std::fill(in.begin(), in.end(), ~0ull);
           const std::size_t got = c.sendrecv(to, out, from, in);
           const long bad = first_wrong(in, from, t);
-          if (got == n && bad < 0) ++good[r];
-          else if (problems[r].empty())
+          good_size[r] += got == n;
+          if (bad < 0) ++good[r];
+          if ((got != n || bad >= 0) && problems[r].empty())
             problems[r] = "round " + std::to_string(t) + ": got " + std::to_string(got) + " elements, first wrong " +
                           std::to_string(bad);
         }
@@ -71,7 +72,8 @@ void check_shift(int p, int k, std::size_t n, int rounds) {
       plain_options());
   for (int r = 0; r < p; ++r) {
     INFO("p=", p, " k=", k, " n=", n, " rank ", r, ": ", problems[r]);
-    CHECK(good[r] == rounds);
+    CHECK(good[r] == rounds);       // the data
+    CHECK(good_size[r] == rounds);  // the returned element count
   }
 }
 
@@ -109,7 +111,7 @@ TEST_CASE("random permutations (same seed on all ranks) with varying sizes for p
       const std::size_t sizes[] = {0, 1, 7, 255, 256, 257, 511, 513, 3000};
       return sizes[static_cast<std::size_t>(from * 31 + t * 17) % 9];
     };
-    std::vector<int> good(p, 0);
+    std::vector<int> good(p, 0), good_size(p, 0);
     run(
         p,
         [&](comm& c) {
@@ -121,13 +123,15 @@ TEST_CASE("random permutations (same seed on all ranks) with varying sizes for p
             const int from = static_cast<int>(std::find(pi.begin(), pi.end(), r) - pi.begin());
             const auto out = message(r, t, length(r, t));
             const std::size_t got = c.sendrecv(to, out, from, in);
-            if (got == length(from, t) && first_wrong(std::span(in).first(got), from, t) < 0) ++good[r];
+            good_size[r] += got == length(from, t);
+            good[r] += first_wrong(std::span(in).first(length(from, t)), from, t) < 0;
           }
         },
         plain_options());
     for (int r = 0; r < p; ++r) {
       INFO("p=", p, " rank ", r);
       CHECK(good[r] == rounds);
+      CHECK(good_size[r] == rounds);
     }
   }
 }
@@ -135,7 +139,7 @@ TEST_CASE("random permutations (same seed on all ranks) with varying sizes for p
 TEST_CASE("send and recv half rounds: a pipeline along the ranks") {
   for (int p : {1, 2, 3, 5, 8, 16}) {
     for (std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{1000}}) {
-      std::vector<int> ok(p, 0);
+      std::vector<int> ok(p, 0), ok_size(p, 0);
       run(
           p,
           [&](comm& c) {
@@ -145,9 +149,11 @@ TEST_CASE("send and recv half rounds: a pipeline along the ranks") {
               if (r > 0) {
                 std::vector<std::uint64_t> got(n, 0);
                 const std::size_t m = c.recv(r - 1, got);
-                if (m == n && got == data) ++ok[r];
+                ok_size[r] += m == n;
+                ok[r] += got == data;
               } else {
                 ++ok[r];
+                ++ok_size[r];
               }
               if (r + 1 < p) c.send(r + 1, data);
             }
@@ -156,6 +162,7 @@ TEST_CASE("send and recv half rounds: a pipeline along the ranks") {
       for (int r = 0; r < p; ++r) {
         INFO("p=", p, " n=", n, " rank ", r);
         CHECK(ok[r] == 10);
+        CHECK(ok_size[r] == 10);
       }
     }
   }
@@ -164,19 +171,21 @@ TEST_CASE("send and recv half rounds: a pipeline along the ranks") {
 TEST_CASE("sendrecv to self, eager and by descriptor") {
   for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{256}, std::size_t{257}, std::size_t{100000}}) {
     for (int p : {1, 3}) {
-      std::vector<int> ok(p, 0);
+      std::vector<int> ok(p, 0), ok_size(p, 0);
       run(
           p,
           [&](comm& c) {
             const auto out = message(c.rank(), 7, n);
             std::vector<std::uint64_t> in(n + 3, 0);
             const std::size_t got = c.sendrecv(c.rank(), out, c.rank(), in);
-            ok[c.rank()] = got == n && first_wrong(std::span(in).first(n), c.rank(), 7) < 0;
+            ok_size[c.rank()] = got == n;
+            ok[c.rank()] = first_wrong(std::span(in).first(n), c.rank(), 7) < 0;
           },
           plain_options());
       for (int r = 0; r < p; ++r) {
         INFO("n=", n, " p=", p, " rank ", r);
         CHECK(ok[r] == 1);
+        CHECK(ok_size[r] == 1);
       }
     }
   }
