@@ -136,7 +136,7 @@ TEST_CASE("bcast binomial: rounds and messages for p = 1..17 (verifier), every n
 
 // ---- barrier dissemination ------------------------------------------------------------------
 
-TEST_CASE("barrier dissemination: threads p = 1..17 and sequential p in {31..129}; rounds = ceil(log2 p)") {
+TEST_CASE("barrier dissemination: threads p = 1..17 and sequential p in {31..129}, rounds = ceil(log2 p)") {
   for (int p : thread_ps) {
     const check_result r = expect_verified(make_call(collective::barrier, "dissemination", p, 0), executor_kind::threads);
     CHECK(r.report.rounds == static_cast<std::size_t>(ceil_log2(p)));
@@ -441,7 +441,7 @@ TEST_CASE("usage errors: a commutative-only algorithm asked for a non-commutativ
 
 // ---- algorithm selection from the environment ---------------------------------------------------
 
-TEST_CASE("RANKLAB_BCAST_ALGORITHM selects the bcast algorithm for \"auto\"; an explicit name still wins") {
+TEST_CASE("RANKLAB_BCAST_ALGORITHM selects the bcast algorithm for auto, an explicit name still wins") {
   std::vector<std::string> chosen(3), reason(3);
   {
     scoped_env env("RANKLAB_BCAST_ALGORITHM", "binomial");

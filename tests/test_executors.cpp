@@ -352,7 +352,7 @@ TEST_CASE("reduce_in_left and reduce_in_right put the incoming operand on the na
   }
 }
 
-TEST_CASE("scratch buffers carry data across rounds; a zero-element scratch buffer is fine") {
+TEST_CASE("scratch buffers carry data across rounds, a zero-element scratch buffer is fine") {
   // Ring of 3 over two rounds: every rank forwards in round 1 what it received in round 0.
   constexpr int p = 3;
   schedule_set set;

@@ -599,7 +599,7 @@ TEST_CASE("mismatch: ranks blocked in different collectives with nothing in flig
   CHECK(contains(what, "different collective calls"));
 }
 
-TEST_CASE("no false mismatch: the same call with algorithm \"auto\" on one rank and the name it resolves to on the others") {
+TEST_CASE("no false mismatch: the same call with algorithm auto on one rank and the name it resolves to on the others") {
   coll_args a;
   a.coll = collective::bcast;
   a.p = 4;

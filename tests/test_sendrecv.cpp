@@ -205,7 +205,7 @@ TEST_CASE("eager send to self then recv from self as two half rounds") {
   CHECK(got == message(0, 1, 10));
 }
 
-TEST_CASE("no_rank peers: both missing is a no-op returning 0; one missing is a half round") {
+TEST_CASE("no_rank peers: both missing is a no-op returning 0, one missing is a half round") {
   std::vector<std::size_t> results(4, 99);
   std::vector<std::uint64_t> received(4, 0);
   run(
@@ -276,7 +276,7 @@ TEST_CASE("sendrecv with different element types on both sides counts received e
   for (int i = 0; i < 8; ++i) CHECK(in[i] == i + 1);
 }
 
-TEST_CASE("a receive buffer that is too small raises size_mismatch_error naming both ranks; the sender is released") {
+TEST_CASE("a receive buffer that is too small raises size_mismatch_error naming both ranks, the sender is released") {
   // Eager (80 bytes) and descriptor (80,000 bytes) messages into a 16-byte buffer.
   for (std::size_t n : {std::size_t{10}, std::size_t{10000}}) {
     CAPTURE(n);

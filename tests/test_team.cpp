@@ -104,7 +104,7 @@ TEST_CASE("machine() describes at least one core and PU") {
   MESSAGE("machine: ", m.description);
 }
 
-TEST_CASE("a team of size p; teams of size < 1 are usage errors") {
+TEST_CASE("a team of size p, teams of size < 1 are usage errors") {
   team t(5, team_options{});
   CHECK(t.size() == 5);
   CHECK_FALSE(t.failed());
@@ -168,7 +168,7 @@ TEST_CASE("attach: each rank once, ranks in range") {
   }
 }
 
-TEST_CASE("a comm can be moved; the moved-to comm keeps the rank") {
+TEST_CASE("a comm can be moved, the moved-to comm keeps the rank") {
   team t(2, team_options{});
   std::vector<int> got(2, -1);
   std::vector<std::thread> threads;
@@ -216,7 +216,7 @@ TEST_CASE("run_as from the application's threads: a failure is rethrown where it
   CHECK_THROWS_WITH_AS(t.rethrow_if_failed(), "rank one fails", std::logic_error);
 }
 
-TEST_CASE("run_as without failures; run(team, fn) on a team the application made") {
+TEST_CASE("run_as without failures, run(team, fn) on a team the application made") {
   constexpr int p = 3;
   team t(p, team_options{});
   std::vector<int> sum(p);
@@ -340,7 +340,7 @@ TEST_CASE("run_as(..., bind = true) binds an application thread with the team's 
   if (!b.cpuset.empty()) CHECK(b.core == 0 % cores);
 }
 
-TEST_CASE("binding policy names round-trip; unknown names are usage errors listing the choices") {
+TEST_CASE("binding policy names round-trip, unknown names are usage errors listing the choices") {
   for (binding_policy b : {binding_policy::automatic, binding_policy::compact, binding_policy::spread, binding_policy::none})
     CHECK(binding_from_name(name(b)) == b);
   CHECK(name(binding_policy::automatic) == "auto");

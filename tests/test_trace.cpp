@@ -96,7 +96,7 @@ TEST_CASE("tracing is off by default: no events, empty JSON export") {
   CHECK(out.str().empty());
 }
 
-TEST_CASE("point-to-point rounds: one event each, peers and bytes each way, call 0, \"p2p\"") {
+TEST_CASE("point-to-point rounds: one event each, peers and bytes each way, call 0, p2p") {
   constexpr int p = 5, rounds = 6;
   team t(p, tracing(true));
   run(t, [](comm& c) {
@@ -126,7 +126,7 @@ TEST_CASE("point-to-point rounds: one event each, peers and bytes each way, call
   }
 }
 
-TEST_CASE("half rounds are traced with the missing peer as -1 and 0 bytes that way; empty rounds are not traced") {
+TEST_CASE("half rounds are traced with the missing peer as -1 and 0 bytes that way, empty rounds are not traced") {
   team t(2, tracing(true));
   run(t, [](comm& c) {
     std::vector<double> v(3, 1.0), w(3);
