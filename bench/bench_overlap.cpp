@@ -1,0 +1,336 @@
+// Overlap of nonblocking collectives with computation (seed 004, issue 5):
+//
+//   overlap% = max(0, 100 - (t_total - t_comp) / t_pure * 100)
+//
+//   t_pure   start + wait with nothing in between (the blocking equivalent);
+//   t_comp   a busy loop of floating-point work alone, calibrated to take about t_pure;
+//   t_total  start; the same busy loop; wait.
+//
+// 100% means the collective completed entirely behind the computation; 0% means it ran
+// after it (or the overlapped run cost even more). t_comp is measured alone, so anything
+// that slows the computation down while a request is outstanding (a progress thread
+// sharing the core, test() calls) counts against the overlap. Values above 100 are noise
+// (t_total < t_comp).
+//
+// Modes (progress):
+//   test    no progress thread; the computation is cut into --tests + 1 equal slices with
+//           one request::test() between consecutive slices (default 3 test() calls);
+//   thread  team_options::progress_thread = true; the computation runs in one piece
+//           without test() calls;
+//   wait    no thread, no test(): progress only at start and wait (baseline).
+//
+// Measurement (same as bench/peers/mpi_overlap.c): every iteration starts after a barrier
+// and is timed on each rank; an iteration's time is the max over ranks; each figure is the
+// median over the iterations of its phase. Iteration counts are chosen from a first
+// estimate of t_pure so that one phase takes about --time seconds (min 9, max 1000).
+// The busy loop is calibrated with all ranks computing at once, so under oversubscription
+// it is calibrated to wall time under the same contention as the measured runs.
+//
+// Output: CSV lines impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct
+// (impl = ranklab-<algorithm as requested>; bytes = the per-rank contribution: allgather's
+// send block, allreduce's vector of doubles), then with --table a human-readable table
+// that also names the algorithm "auto" chose.
+//
+//   bench_overlap [--colls allgather,allreduce] [--sizes 8,1Ki,64Ki,1Mi] [--procs 2,4,8]
+//                 [--algos auto,circulant] [--modes test,thread] [--tests 3] [--time 0.04]
+//                 [--table] [--no-header]
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "ranklab/ranklab.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct options {
+  std::vector<std::string> colls = {"allgather", "allreduce"};
+  std::vector<std::size_t> sizes = {8, 1024, 64 * 1024, 1 << 20};
+  std::vector<int> procs = {2, 4, 8};
+  std::vector<std::string> algos = {"auto", "circulant"};
+  std::vector<std::string> modes = {"test", "thread"};
+  int tests = 3;
+  double phase_seconds = 0.04;
+  bool table = false;
+  bool header = true;
+};
+
+struct result {
+  std::string impl, coll, mode;
+  int p = 0;
+  std::size_t bytes = 0;
+  double t_pure = 0, t_comp = 0, t_total = 0;
+  std::string chosen;  // the algorithm that ran
+  int iterations = 0;
+};
+
+double overlap_pct(double t_pure, double t_comp, double t_total) {
+  if (t_pure <= 0) return 0;
+  return std::max(0.0, 100.0 - (t_total - t_comp) / t_pure * 100.0);
+}
+
+// ---- the computation --------------------------------------------------------------------
+// One unit: 16 steps of four independent multiply-add chains (about 30-60 ns). The chains
+// converge to 1, so the values stay finite however long it runs; the result goes to a
+// global so the loop cannot be removed.
+volatile double compute_sink = 0;
+
+[[gnu::noinline]] void compute(std::uint64_t units) {
+  double a0 = 0.5, a1 = 0.25, a2 = 0.125, a3 = 0.0625;
+  const double m = 0.999999, k = 0.000001;
+  for (std::uint64_t u = 0; u < units; ++u) {
+    for (int j = 0; j < 16; ++j) {
+      a0 = a0 * m + k;
+      a1 = a1 * m + k;
+      a2 = a2 * m + k;
+      a3 = a3 * m + k;
+    }
+  }
+  compute_sink = compute_sink + a0 + a1 + a2 + a3;
+}
+
+// Units per second of one thread running alone (the starting point of the calibration
+// under contention).
+double units_per_second() {
+  std::uint64_t units = 1000;
+  for (;;) {
+    const auto t0 = clock_type::now();
+    compute(units);
+    const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    if (s >= 0.01) return static_cast<double>(units) / s;
+    units *= 2;
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// ---- one rank's measurement of one (coll, size) ------------------------------------------
+struct rank_bench {
+  ranklab::comm& c;
+  const options& o;
+  std::string coll;
+  std::string algo_name;
+  std::string mode;
+  double rate = 0;  // units per second (single thread)
+
+  std::vector<std::byte> gather_in, gather_out;
+  std::vector<double> reduce_in, reduce_out;
+
+  ranklab::request start() {
+    const ranklab::algo a{algo_name};
+    if (coll == "allgather") return c.iallgather(gather_in, gather_out, a);
+    return c.iallreduce(reduce_in, reduce_out, ranklab::ops::sum, a);
+  }
+
+  // Runs `n` iterations of `body` (each after a barrier, each timed); returns the times,
+  // max over ranks per iteration (identical on every rank).
+  template <class Body>
+  std::vector<double> phase(int n, Body&& body) {
+    std::vector<double> t(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      c.barrier();
+      const auto t0 = clock_type::now();
+      body();
+      t[static_cast<std::size_t>(i)] = seconds_since(t0);
+    }
+    c.allreduce(t, ranklab::ops::max);
+    return t;
+  }
+
+  int slices() const { return mode == "test" ? o.tests + 1 : 1; }
+
+  // The computation of one iteration, cut into slices (with test() between them in mode
+  // test when a request is given).
+  void compute_sliced(std::uint64_t units, ranklab::request* r) {
+    const int k = slices();
+    for (int s = 0; s < k; ++s) {
+      compute(units / static_cast<std::uint64_t>(k));
+      if (r != nullptr && s + 1 < k) r->test();
+    }
+  }
+
+  result run(std::size_t bytes) {
+    const int p = c.size();
+    if (coll == "allgather") {
+      gather_in.assign(bytes, std::byte{static_cast<unsigned char>(c.rank())});
+      gather_out.assign(bytes * static_cast<std::size_t>(p), std::byte{0});
+    } else {
+      const std::size_t n = std::max<std::size_t>(1, bytes / sizeof(double));
+      reduce_in.assign(n, 1.0 + c.rank());
+      reduce_out.assign(n, 0.0);
+    }
+    auto pure = [&] { start().wait(); };
+
+    // Warm-up (schedule cache, first touch) and a first estimate of t_pure.
+    phase(3, pure);
+    const double estimate = median(phase(5, pure));
+    const double per_iteration = 3 * estimate + 20e-6;  // pure, comp, total + barriers
+    const int n = std::clamp(static_cast<int>(o.phase_seconds / per_iteration), 9, 1000);
+
+    result res;
+    res.iterations = n;
+    {  // the algorithm that runs (phase() ends with an allreduce, so ask right after a start)
+      ranklab::request r = start();
+      res.chosen = c.last_algorithm() ? std::string(c.last_algorithm()->name) : algo_name;
+      r.wait();
+    }
+    res.t_pure = median(phase(n, pure));
+
+    // Calibrate the busy loop to t_pure with every rank computing at once.
+    std::uint64_t units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()),
+                                                  static_cast<std::uint64_t>(res.t_pure * rate));
+    for (int pass = 0; pass < 3; ++pass) {
+      const double t = median(phase(std::min(n, 9), [&] { compute_sliced(units, nullptr); }));
+      if (t <= 0) break;
+      const double scale = std::clamp(res.t_pure / t, 0.1, 10.0);
+      units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()),
+                                      static_cast<std::uint64_t>(static_cast<double>(units) * scale));
+      if (scale > 0.95 && scale < 1.05) break;
+    }
+    res.t_comp = median(phase(n, [&] { compute_sliced(units, nullptr); }));
+    res.t_total = median(phase(n, [&] {
+      ranklab::request r = start();
+      compute_sliced(units, mode == "test" ? &r : nullptr);
+      r.wait();
+    }));
+    return res;
+  }
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= s.size()) {
+    std::size_t end = s.find(',', at);
+    if (end == std::string::npos) end = s.size();
+    if (end > at) out.push_back(s.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+std::size_t parse_size(std::string item) {
+  std::size_t mult = 1;
+  if (item.ends_with("Ki")) mult = 1024, item.resize(item.size() - 2);
+  else if (item.ends_with("Mi")) mult = 1 << 20, item.resize(item.size() - 2);
+  return std::stoull(item) * mult;
+}
+
+std::string size_label(std::size_t b) {
+  if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{}Mi", b >> 20);
+  if (b >= 1024 && b % 1024 == 0) return fmt::format("{}Ki", b >> 10);
+  return std::to_string(b);
+}
+
+void print_csv(const result& r) {
+  fmt::print("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.1f}\n", r.impl, r.coll, r.mode, r.p, r.bytes,
+             r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6, overlap_pct(r.t_pure, r.t_comp, r.t_total));
+  std::fflush(stdout);
+}
+
+void print_table(const std::vector<result>& rows) {
+  fmt::print("\n{:<18} {:<10} {:<7} {:>3} {:>6} {:>11} {:>11} {:>11} {:>9}  {}\n", "impl", "coll", "mode", "p",
+             "bytes", "t_pure us", "t_comp us", "t_total us", "overlap%", "algorithm (iterations)");
+  for (const result& r : rows)
+    fmt::print("{:<18} {:<10} {:<7} {:>3} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>9.1f}  {} ({})\n", r.impl,
+               r.coll, r.mode, r.p, size_label(r.bytes), r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6,
+               overlap_pct(r.t_pure, r.t_comp, r.t_total), r.chosen, r.iterations);
+}
+
+int usage(const char* prog) {
+  fmt::print(stderr,
+             "usage: {} [--colls allgather,allreduce] [--sizes 8,1Ki,64Ki,1Mi] [--procs 2,4,8]\n"
+             "          [--algos auto,circulant] [--modes test,thread,wait] [--tests N] [--time SEC]\n"
+             "          [--table] [--no-header]\n",
+             prog);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      const bool has = i + 1 < argc;
+      if (a == "--colls" && has) o.colls = split(argv[++i]);
+      else if (a == "--sizes" && has) {
+        o.sizes.clear();
+        for (const auto& s : split(argv[++i])) o.sizes.push_back(parse_size(s));
+      } else if (a == "--procs" && has) {
+        o.procs.clear();
+        for (const auto& s : split(argv[++i])) o.procs.push_back(std::stoi(s));
+      } else if (a == "--algos" && has) o.algos = split(argv[++i]);
+      else if (a == "--modes" && has) o.modes = split(argv[++i]);
+      else if (a == "--tests" && has) o.tests = std::stoi(argv[++i]);
+      else if (a == "--time" && has) o.phase_seconds = std::stod(argv[++i]);
+      else if (a == "--table") o.table = true;
+      else if (a == "--no-header") o.header = false;
+      else return usage(argv[0]);
+    }
+  } catch (const std::exception&) {
+    return usage(argv[0]);
+  }
+  for (const auto& c : o.colls)
+    if (c != "allgather" && c != "allreduce") return usage(argv[0]);
+  for (const auto& m : o.modes)
+    if (m != "test" && m != "thread" && m != "wait") return usage(argv[0]);
+  if (o.tests < 0) return usage(argv[0]);
+
+  const double rate = units_per_second();
+  if (o.header) fmt::print("impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct\n");
+  std::vector<result> rows;
+  for (const auto& coll : o.colls) {
+    for (int p : o.procs) {
+      for (const auto& algo_name : o.algos) {
+        for (const auto& mode : o.modes) {
+          ranklab::team_options topt = ranklab::team_options::from_environment();
+          topt.progress_thread = mode == "thread";
+          std::vector<result> got(o.sizes.size());
+          try {
+            ranklab::run(
+                p,
+                [&](ranklab::comm& c) {
+                  rank_bench b{c, o, coll, algo_name, mode, rate, {}, {}, {}, {}};
+                  for (std::size_t k = 0; k < o.sizes.size(); ++k) {
+                    result r = b.run(o.sizes[k]);
+                    if (c.rank() == 0) got[k] = std::move(r);
+                  }
+                },
+                topt);
+          } catch (const std::exception& e) {
+            fmt::print(stderr, "bench_overlap: {} {} p={} {}: {}\n", coll, algo_name, p, mode, e.what());
+            continue;
+          }
+          for (std::size_t k = 0; k < o.sizes.size(); ++k) {
+            result& r = got[k];
+            r.impl = "ranklab-" + algo_name;
+            r.coll = coll;
+            r.mode = mode;
+            r.p = p;
+            r.bytes = o.sizes[k];
+            print_csv(r);
+            rows.push_back(r);
+          }
+        }
+      }
+    }
+  }
+  if (o.table) print_table(rows);
+  return 0;
+}

@@ -1,0 +1,304 @@
+/* Overlap of MPI_Iallgather / MPI_Iallreduce with computation (seed 004, issue 5).
+ *
+ * Counterpart of ranklab's bench_overlap, measured the same way:
+ *
+ *   overlap% = max(0, 100 - (t_total - t_comp) / t_pure * 100)
+ *
+ *   t_pure   MPI_I<coll> + MPI_Wait with nothing in between;
+ *   t_comp   a busy loop of floating-point work alone, calibrated to take about t_pure
+ *            (with all ranks computing at once, so under oversubscription it is calibrated
+ *            to wall time under the same contention as the measured runs);
+ *   t_total  MPI_I<coll>; the same busy loop; MPI_Wait.
+ *
+ * Modes:
+ *   test  the computation is cut into --tests + 1 equal slices with one MPI_Test between
+ *         consecutive slices (default 3 MPI_Test calls), as ranklab's mode "test";
+ *   wait  no MPI_Test: progress only inside MPI_I<coll> and MPI_Wait.
+ * (Open MPI 4 / MPICH have no asynchronous progress for shared memory by default, so there
+ * is no counterpart of ranklab's "thread" mode here.)
+ *
+ * Every iteration starts after an MPI_Barrier and is timed on each rank; an iteration's
+ * time is the max over ranks; each figure is the median over the iterations of its phase.
+ * Iteration counts come from a first estimate of t_pure so that a phase takes about --time
+ * seconds (min 9, max 1000). Same busy loop as bench_overlap.cpp.
+ *
+ * Output (stdout): impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct
+ * bytes = per-rank contribution (allgather: send block of MPI_BYTE; allreduce: vector of
+ * MPI_DOUBLE summed, at least one element).
+ *
+ * Build:  mpicc.openmpi -O2 -std=c11 -o mpi_overlap.openmpi mpi_overlap.c
+ * Run:    mpirun.openmpi --allow-run-as-root --bind-to core -np 2 ./mpi_overlap.openmpi
+ *         mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -np 8 \
+ *             ./mpi_overlap.openmpi --colls allgather --sizes 8,1Ki
+ */
+#include "peer_common.h"
+
+#include <time.h>
+
+#define MAX_COLLS 2
+#define MAX_MODES 2
+
+/* ---- the computation (same as bench_overlap.cpp) ------------------------------------ */
+static volatile double compute_sink = 0;
+
+static __attribute__((noinline)) void compute(uint64_t units) {
+  double a0 = 0.5, a1 = 0.25, a2 = 0.125, a3 = 0.0625;
+  const double m = 0.999999, k = 0.000001;
+  for (uint64_t u = 0; u < units; ++u) {
+    for (int j = 0; j < 16; ++j) {
+      a0 = a0 * m + k;
+      a1 = a1 * m + k;
+      a2 = a2 * m + k;
+      a3 = a3 * m + k;
+    }
+  }
+  compute_sink = compute_sink + a0 + a1 + a2 + a3;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Units per second of this process running alone. */
+static double units_per_second(void) {
+  uint64_t units = 1000;
+  for (;;) {
+    double t0 = now_seconds();
+    compute(units);
+    double s = now_seconds() - t0;
+    if (s >= 0.01) return (double)units / s;
+    units *= 2;
+  }
+}
+
+/* ---- one measurement ----------------------------------------------------------------- */
+typedef struct {
+  int allgather;   /* 1: MPI_Iallgather, 0: MPI_Iallreduce */
+  int test_mode;   /* 1: MPI_Test between slices */
+  int tests;       /* MPI_Test calls per iteration in test mode */
+  void *sbuf, *rbuf;
+  int count;       /* elements: bytes (allgather) or doubles (allreduce) */
+  MPI_Comm comm;
+} ov_ctx;
+
+enum { PURE, COMP, TOTAL };
+
+static int slices(const ov_ctx *c) { return c->test_mode ? c->tests + 1 : 1; }
+
+static void start(const ov_ctx *c, MPI_Request *r) {
+  if (c->allgather)
+    MPI_Iallgather(c->sbuf, c->count, MPI_BYTE, c->rbuf, c->count, MPI_BYTE, c->comm, r);
+  else
+    MPI_Iallreduce(c->sbuf, c->rbuf, c->count, MPI_DOUBLE, MPI_SUM, c->comm, r);
+}
+
+static void compute_sliced(const ov_ctx *c, uint64_t units, MPI_Request *r) {
+  const int k = slices(c);
+  for (int s = 0; s < k; ++s) {
+    compute(units / (uint64_t)k);
+    if (r && s + 1 < k) {
+      int flag;
+      MPI_Test(r, &flag, MPI_STATUS_IGNORE);
+    }
+  }
+}
+
+static void body(const ov_ctx *c, int kind, uint64_t units) {
+  MPI_Request r;
+  switch (kind) {
+    case PURE:
+      start(c, &r);
+      MPI_Wait(&r, MPI_STATUS_IGNORE);
+      break;
+    case COMP:
+      compute_sliced(c, units, NULL);
+      break;
+    default:
+      start(c, &r);
+      compute_sliced(c, units, c->test_mode ? &r : NULL);
+      MPI_Wait(&r, MPI_STATUS_IGNORE); /* no-op if MPI_Test completed it */
+      break;
+  }
+}
+
+/* n iterations, each after a barrier; returns the median over iterations of the max over
+ * ranks (identical on every rank). */
+static double phase(const ov_ctx *c, int kind, uint64_t units, int n) {
+  double *t = (double *)malloc(sizeof(double) * (size_t)n);
+  if (!t) peer_die_local("out of memory");
+  for (int i = 0; i < n; ++i) {
+    MPI_Barrier(c->comm);
+    double t0 = now_seconds();
+    body(c, kind, units);
+    t[i] = now_seconds() - t0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, c->comm);
+  double med = peer_median(t, n);
+  free(t);
+  return med;
+}
+
+typedef struct {
+  double t_pure, t_comp, t_total;
+  int iterations;
+} ov_result;
+
+static uint64_t at_least(double v, uint64_t lo) {
+  return v > (double)lo ? (uint64_t)v : lo;
+}
+
+static ov_result measure(const ov_ctx *c, double rate, double phase_seconds) {
+  ov_result res;
+  phase(c, PURE, 0, 3); /* warm-up */
+  double estimate = phase(c, PURE, 0, 5);
+  double per_iteration = 3 * estimate + 20e-6;
+  int n = (int)(phase_seconds / per_iteration);
+  if (n < 9) n = 9;
+  if (n > 1000) n = 1000;
+  res.iterations = n;
+  res.t_pure = phase(c, PURE, 0, n);
+
+  const uint64_t k = (uint64_t)slices(c);
+  uint64_t units = at_least(res.t_pure * rate, k);
+  for (int pass = 0; pass < 3; ++pass) {
+    double t = phase(c, COMP, units, n < 9 ? n : 9);
+    if (t <= 0) break;
+    double scale = res.t_pure / t;
+    if (scale < 0.1) scale = 0.1;
+    if (scale > 10) scale = 10;
+    units = at_least((double)units * scale, k);
+    if (scale > 0.95 && scale < 1.05) break;
+  }
+  res.t_comp = phase(c, COMP, units, n);
+  res.t_total = phase(c, TOTAL, units, n);
+  return res;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+static void usage(const char *prog) {
+  if (peer_rank() != 0) return;
+  fprintf(stderr,
+          "usage: mpirun -np P %s [options]\n"
+          "  --colls LIST    allgather,allreduce (default both)\n"
+          "  --modes LIST    test,wait (default test)\n"
+          "  --tests N       MPI_Test calls per iteration in mode test (default 3)\n"
+          "  --time SEC      time per phase (default 0.04)\n"
+          "  --impl NAME     label for column 1 (default: detected: openmpi, mpich)\n"
+          "  --sizes LIST    bytes per rank: 8,1Ki,64Ki,1Mi (default) or lo:hi[:factor]\n"
+          "  --no-header     omit the CSV header line\n"
+          "  -v, --verbose   library version and iteration counts on stderr\n",
+          prog);
+}
+
+/* Parses a comma list against `names`; sets flags[i] for each name found. */
+static int parse_names(const char *arg, const char *const *names, int n, int *flags) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", arg);
+  for (int i = 0; i < n; ++i) flags[i] = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int found = 0;
+    for (int i = 0; i < n; ++i)
+      if (!strcmp(tok, names[i])) flags[i] = found = 1;
+    if (!found) return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  const int rank = peer_rank(), p = peer_size();
+
+  peer_opts o;
+  peer_default_opts(&o);
+  static const char *const coll_names[MAX_COLLS] = {"allgather", "allreduce"};
+  static const char *const mode_names[MAX_MODES] = {"test", "wait"};
+  int colls[MAX_COLLS] = {1, 1}, modes[MAX_MODES] = {1, 0};
+  int tests = 3;
+  double phase_seconds = 0.04;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--colls") && i + 1 < argc) {
+      if (parse_names(argv[++i], coll_names, MAX_COLLS, colls)) peer_die("bad --colls");
+    } else if (!strcmp(a, "--modes") && i + 1 < argc) {
+      if (parse_names(argv[++i], mode_names, MAX_MODES, modes)) peer_die("bad --modes");
+    } else if (!strcmp(a, "--tests") && i + 1 < argc) {
+      tests = atoi(argv[++i]);
+      if (tests < 0) peer_die("--tests must be >= 0");
+    } else if (!strcmp(a, "--time") && i + 1 < argc) {
+      phase_seconds = atof(argv[++i]);
+      if (!(phase_seconds > 0)) peer_die("--time must be > 0");
+    } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(argv[0]);
+      MPI_Finalize();
+      return 0;
+    } else if (!strcmp(a, "--batches") || !strcmp(a, "--iters") || !strcmp(a, "--json")) {
+      usage(argv[0]);
+      peer_die("option not supported by mpi_overlap");
+    } else if (peer_common_option(argc, argv, &i, &o)) {
+      continue;
+    } else {
+      usage(argv[0]);
+      peer_die("unknown argument");
+    }
+  }
+
+  char full[MPI_MAX_LIBRARY_VERSION_STRING];
+  {
+    char detected[64];
+    peer_detect_impl(detected, sizeof detected, full, sizeof full);
+    if (!o.impl[0]) snprintf(o.impl, sizeof o.impl, "%s", detected);
+  }
+  if (o.nsizes == 0) {
+    static const size_t def[] = {8, 1024, 65536, 1 << 20};
+    for (size_t k = 0; k < sizeof def / sizeof def[0]; ++k) o.sizes[o.nsizes++] = def[k];
+  }
+  size_t maxbytes = 0;
+  for (int k = 0; k < o.nsizes; ++k)
+    if (o.sizes[k] > maxbytes) maxbytes = o.sizes[k];
+  if (maxbytes * (size_t)p > (size_t)0x7fffffff) peer_die("size too large");
+  if (maxbytes < sizeof(double)) maxbytes = sizeof(double);
+
+  /* Every rank calibrates its own rate; use the slowest, so all start from the same units. */
+  double rate = units_per_second();
+  MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+
+  if (rank == 0 && o.verbose) fprintf(stderr, "# %s (impl=%s, p=%d)\n", full, o.impl, p);
+  if (rank == 0 && o.header) printf("impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct\n");
+
+  ov_ctx c;
+  c.sbuf = peer_alloc(maxbytes, rank + 1);
+  c.rbuf = peer_alloc(maxbytes * (size_t)p, 0);
+  c.comm = MPI_COMM_WORLD;
+  c.tests = tests;
+  for (int ci = 0; ci < MAX_COLLS; ++ci) {
+    if (!colls[ci]) continue;
+    c.allgather = ci == 0;
+    if (!c.allgather) /* doubles summed: start from finite values */
+      for (size_t e = 0; e < maxbytes / sizeof(double); ++e) ((double *)c.sbuf)[e] = 1.0 + rank;
+    for (int mi = 0; mi < MAX_MODES; ++mi) {
+      if (!modes[mi]) continue;
+      c.test_mode = mi == 0;
+      for (int k = 0; k < o.nsizes; ++k) {
+        const size_t bytes = o.sizes[k];
+        c.count = c.allgather ? (int)bytes : (int)(bytes / sizeof(double) > 0 ? bytes / sizeof(double) : 1);
+        ov_result r = measure(&c, rate, phase_seconds);
+        if (rank == 0) {
+          double ov = r.t_pure > 0 ? 100.0 - (r.t_total - r.t_comp) / r.t_pure * 100.0 : 0.0;
+          if (ov < 0) ov = 0;
+          printf("%s,%s,%s,%d,%zu,%.3f,%.3f,%.3f,%.1f\n", o.impl, coll_names[ci], mode_names[mi], p, bytes,
+                 r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6, ov);
+          if (o.verbose) fprintf(stderr, "#   %s %s bytes=%zu iterations=%d\n", coll_names[ci], mode_names[mi],
+                                 bytes, r.iterations);
+          fflush(stdout);
+        }
+      }
+    }
+  }
+
+  free(c.sbuf);
+  free(c.rbuf);
+  MPI_Finalize();
+  return 0;
+}
