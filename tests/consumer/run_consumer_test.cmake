@@ -22,8 +22,9 @@ function(run_step what)
   execute_process(COMMAND ${ARGN}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
+    list(JOIN ARGN " " command_line)
     message(FATAL_ERROR "install_consumer: ${what} failed (${rc})\n"
-                        "command: ${ARGN}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
+                        "command: ${command_line}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
   endif()
   message(STATUS "install_consumer: ${what}: ok")
   set(step_output "${out}" PARENT_SCOPE)
