@@ -166,8 +166,11 @@ double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint6
 }
 
 const cost_model& machine_cost_model() {
-  static const cost_model m{};
-  return m;
+  // The cost model of the selection table in use (ranklab/selection.hpp: load_selection,
+  // or the file named by RANKLAB_SELECTION, as `ranklab tune` writes it); the defaults with
+  // the built-in table. Defined in algorithms/selection_table.cpp.
+  extern const cost_model& calibrated_cost_model();
+  return calibrated_cost_model();
 }
 
 const circulant::schedule_table& all_schedules(const circulant::skips& sk) {
