@@ -328,41 +328,59 @@ check_result check_conditions(const skips& s, const schedule_table& t) {
 
 namespace {
 
-// Algorithm 1 for one non-root rank r with its schedule column recv/send, fast path: no
-// branches that depend on the data, so the simulation runs at a few cycles per round.
-// scratch has n + 1 slots; slot n absorbs "no block" and always holds a value >= 0.
-// Returns false if anything is wrong; the slow path then says what.
-bool rank_broadcast_ok(const skips& s, std::int64_t r, int n, int x, int rounds, const int* recv,
-                       const int* send, int* scratch) {
-  const int q = s.q;
+// One broadcast to check: n blocks, x leading virtual rounds, n - 1 + q real rounds, and
+// the block slot of every value an entry can take once a phase offset is added:
+// slot[v + base] = min(v, n - 1) for v >= 0 and n ("no block") for v < 0.
+struct broadcast_case {
+  int n, x, rounds, base;
+  std::vector<int> slot;
+
+  // Entries lie in [not_sent, q-1], offsets in [-x, rounds].
+  broadcast_case(int n_, int q, int not_sent)
+      : n(n_), x((q - (n_ - 1) % q) % q), rounds(n_ - 1 + q), base(x - not_sent) {
+    slot.resize(static_cast<std::size_t>(base + q + rounds + 1));
+    for (int i = 0; i < static_cast<int>(slot.size()); ++i)
+      slot[static_cast<std::size_t>(i)] = i - base < 0 ? n : std::min(i - base, n - 1);
+  }
+};
+
+// Marks, in a rank's local copy of its send entries, the round in which it would send to
+// the root: stays negative after every phase offset of n <= max_n blocks, so nothing is sent.
+int not_sent_value(int max_n, int q) { return -(max_n + 3 * q); }
+
+// Algorithm 1 for one non-root rank with its schedule column recv/send (sends to the root
+// already replaced by not_sent_value()), fast path: no branches that depend on the data.
+// scratch[b] = real round in which block b arrived, -1 before; scratch has n + 1 slots and
+// slot n absorbs "no block" (it always holds a value >= 0). Returns false if anything is
+// wrong; the slow path then says what.
+bool rank_broadcast_ok(int q, const broadcast_case& bc, const int* recv, const int* send, int* scratch) {
+  const int n = bc.n;
   std::fill(scratch, scratch + n, -1);
   scratch[n] = 0;
-  const std::int64_t to_root = s.p - r;  // r sends to the root in the round with skip[k] == p - r
-  bool bad = false;
+  unsigned bad = 0;
   int received = 0;
-  int k = x, offset = -x;
-  for (int i = 0; i < rounds; ++i) {
-    const int give = send[k] + offset, got = recv[k] + offset;
-    const bool gives = give >= 0 && s[k] != to_root, gets = got >= 0;
-    const int give_slot = gives ? std::min(give, n - 1) : n;
-    const int got_slot = gets ? std::min(got, n - 1) : n;
-    bad |= scratch[give_slot] < 0;              // sends a block it does not hold yet
-    bad |= gets & (scratch[got_slot] >= 0);     // receives a block again
-    scratch[got_slot] = i;
-    received += gets;
-    if (++k == q) {
-      k = 0;
-      offset += q;
+  int i = 0;  // real round
+  for (int offset = -bc.x, first_k = bc.x; i < bc.rounds; offset += q, first_k = 0) {
+    const int* slot = bc.slot.data() + bc.base + offset;  // slot[v]: block of entry v
+    const int end_k = std::min(q, first_k + bc.rounds - i);
+    for (int k = first_k; k < end_k; ++k, ++i) {
+      const int give = slot[send[k]], got = slot[recv[k]];
+      bad |= static_cast<unsigned>(scratch[give]) >> 31;  // sends a block not held yet
+      const int real = got < n;
+      bad |= (static_cast<unsigned>(~scratch[got]) >> 31) & real;  // arrived before: twice
+      scratch[got] = i;
+      received += real;
     }
   }
   // n different blocks received, none twice: all of 0..n-1 arrived.
-  return !bad && received == n;
+  return bad == 0 && received == n;
 }
 
 // The same simulation with branches, to describe the first problem of a failing rank.
-check_result describe_rank_broadcast(const skips& s, std::int64_t r, int n, int x, int rounds,
+check_result describe_rank_broadcast(const skips& s, std::int64_t r, const broadcast_case& bc,
                                      const int* recv, const int* send, std::vector<int>& scratch) {
   const int q = s.q;
+  const int n = bc.n, x = bc.x, rounds = bc.rounds;
   auto failure = [&](int round, int k, const std::string& what) {
     return fail(where(s, r) + ", n=" + std::to_string(n) + ", round " + std::to_string(round) +
                 " (k=" + std::to_string(k) + "): " + what);
@@ -370,8 +388,8 @@ check_result describe_rank_broadcast(const skips& s, std::int64_t r, int n, int 
   std::fill(scratch.begin(), scratch.begin() + n, -1);
   int k = x, offset = -x;
   for (int i = 0; i < rounds; ++i) {
-    const int give = capped_block(send[k], offset, n);
-    if (give >= 0 && s[k] != s.p - r && scratch[static_cast<std::size_t>(give)] < 0)
+    const int give = capped_block(send[k], offset, n);  // -1 for not_sent: to the root
+    if (give >= 0 && scratch[static_cast<std::size_t>(give)] < 0)
       return failure(i, k, "sends block " + std::to_string(give) + " before receiving it");
     const int got = capped_block(recv[k], offset, n);
     if (got >= 0) {
@@ -407,26 +425,26 @@ check_result check_broadcast(const skips& s, const schedule_table& t, std::span<
     result.rounds = std::max(result.rounds, broadcast_rounds(s, n));
   }
   if (s.p == 1) return result;  // the root alone: nothing to send
+  const int not_sent = not_sent_value(max_n, q);
+  std::vector<broadcast_case> cases;
+  for (int n : block_counts) cases.emplace_back(n, q, not_sent);
   scratch.resize(static_cast<std::size_t>(max_n) + 1);
   std::array<int, max_q> recv, send;
   for (std::int64_t r = 1; r < s.p; ++r) {  // the root receives nothing and holds everything
     for (int k = 0; k < q; ++k) {
-      recv[static_cast<std::size_t>(k)] = t.recv_at(r, k);
-      send[static_cast<std::size_t>(k)] = t.send_at(r, k);
+      const auto uk = static_cast<std::size_t>(k);
+      recv[uk] = t.recv_at(r, k);
+      send[uk] = s[k] == s.p - r ? not_sent : t.send_at(r, k);  // nothing goes to the root
       // Sender and receiver agree in every round in which k is used: both apply the same
       // offset and cap to the same entry, and the from-rank sends to r, not to the root.
       const std::int64_t from = s.from(r, k);
-      if (t.send_at(from, k) != recv[static_cast<std::size_t>(k)])
-        return fail(where(s, r) + ", k=" + std::to_string(k) + ": receives entry " +
-                    std::to_string(recv[static_cast<std::size_t>(k)]) + " but rank " + std::to_string(from) +
-                    " sends entry " + std::to_string(t.send_at(from, k)));
+      if (t.send_at(from, k) != recv[uk])
+        return fail(where(s, r) + ", k=" + std::to_string(k) + ": receives entry " + std::to_string(recv[uk]) +
+                    " but rank " + std::to_string(from) + " sends entry " + std::to_string(t.send_at(from, k)));
     }
-    for (int n : block_counts) {
-      const int rounds = broadcast_rounds(s, n);
-      const int x = (q - (n - 1) % q) % q;  // leading virtual rounds, as in for_each_round
-      if (!rank_broadcast_ok(s, r, n, x, rounds, recv.data(), send.data(), scratch.data()))
-        return describe_rank_broadcast(s, r, n, x, rounds, recv.data(), send.data(), scratch);
-    }
+    for (const auto& bc : cases)
+      if (!rank_broadcast_ok(q, bc, recv.data(), send.data(), scratch.data()))
+        return describe_rank_broadcast(s, r, bc, recv.data(), send.data(), scratch);
   }
   return result;
 }
