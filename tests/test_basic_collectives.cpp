@@ -6,13 +6,6 @@
 // values computed here; usage errors; and the RANKLAB_BCAST_ALGORITHM override.
 #include <doctest/doctest.h>
 
-// tests/collective_checks.hpp formats with fmt, which the test executables do not link
-// (ranklab links it privately): use fmt header-only here so this file links either way.
-#ifndef FMT_HEADER_ONLY
-#define FMT_HEADER_ONLY
-#endif
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
