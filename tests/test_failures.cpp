@@ -10,6 +10,7 @@
 // rank, not only what run() rethrows. Test names say which exception is expected.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -306,12 +307,14 @@ TEST_CASE("a rank that throws instead of receiving a large message releases its 
 
 TEST_CASE("a rank that throws while an eager message waits for it: run rethrows that exception") {
   recorder rec(2);
-  auto e = run_catching(2, rec.wrap([](comm& c) {
+  std::atomic<bool> sent{false};
+  auto e = run_catching(2, rec.wrap([&](comm& c) {
     if (c.rank() == 0) {
       std::uint64_t x = 1;
       c.send(1, std::span(&x, 1));  // inline: completes at once
+      sent = true;
     } else {
-      std::this_thread::sleep_for(10ms);
+      while (!sent) std::this_thread::yield();  // fail only after rank 0 is done
       throw std::runtime_error("not now");
     }
   }));
