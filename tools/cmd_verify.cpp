@@ -193,7 +193,7 @@ void add_verify_command(CLI::App& app) {
       "Check the circulant broadcast schedules exhaustively for a range of p: the paper's four "
       "correctness conditions, Algorithm 1 with n blocks, violation and recursion bounds");
   static std::string range;
-  static std::vector<std::string> block_tokens = {"1", "2", "q", "q+1"};
+  static std::vector<std::string> block_tokens = {"1", "2", "q+1"};
   static int threads = 0;
   static int show = 10;
   cmd->add_option("--p", range, "Range of p: A..B (or one P), 1 <= A <= B <= 2^26")->required();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -287,40 +288,78 @@ void compute_schedule_table(const skips& s, schedule_table& out) {
   }
 }
 
+namespace {
+
+// Conditions 1 and 2 for all ranks at once: in round k every rank r receives what rank
+// (r - skip[k]) mod p sends, i.e. row k of recv equals row k of send rotated by skip[k].
+// (Condition 2 is the same set of equalities seen from the sender.) Two memcmp per row.
+check_result check_rounds_agree(const skips& s, const schedule_table& t) {
+  for (int k = 0; k < s.q; ++k) {
+    const std::int8_t* recv = t.recv.data() + t.index(0, k);
+    const std::int8_t* send = t.send.data() + t.index(0, k);
+    const auto shift = static_cast<std::size_t>(s[k]), rest = static_cast<std::size_t>(s.p - s[k]);
+    // ranks r >= skip[k] receive from r - skip[k]; ranks r < skip[k] from r - skip[k] + p
+    if (std::memcmp(recv + shift, send, rest) == 0 && std::memcmp(recv, send + rest, shift) == 0) continue;
+    for (std::int64_t r = 0; r < s.p; ++r) {
+      const std::int64_t from = s.from(r, k);
+      if (t.recv_at(r, k) != t.send_at(from, k))
+        return fail(where(s, r) + ", round " + std::to_string(k) + ": conditions 1/2 (rank " + std::to_string(r) +
+                    " receives " + std::to_string(t.recv_at(r, k)) + " but rank " + std::to_string(from) +
+                    " sends " + std::to_string(t.send_at(from, k)) + ")");
+    }
+  }
+  return {};
+}
+
+// Row pointers of the table, to gather one rank's column without multiplications.
+struct table_rows {
+  std::array<const std::int8_t*, max_q> recv, send;
+  explicit table_rows(const schedule_table& t) {
+    for (int k = 0; k < t.q; ++k) {
+      recv[static_cast<std::size_t>(k)] = t.recv.data() + t.index(0, k);
+      send[static_cast<std::size_t>(k)] = t.send.data() + t.index(0, k);
+    }
+  }
+};
+
+}  // namespace
+
 check_result check_conditions(const skips& s, const schedule_table& t) {
   if (t.p != s.p || t.q != s.q) return fail("schedule table does not belong to p=" + std::to_string(s.p));
+  if (auto agree = check_rounds_agree(s, t); !agree) return agree;
   const int q = s.q;
+  const table_rows rows(t);
   const std::uint64_t negative_blocks = (std::uint64_t{1} << q) - 1;  // -q..-1
   for (std::int64_t r = 0; r < s.p; ++r) {
     const int b = t.baseblock[static_cast<std::size_t>(r)];
     // Condition 3: the phase's receive blocks are {b} u {-q..-1} \ {b - q} (root: {-q..-1}).
-    std::uint64_t received = 0;
+    // Condition 4: every block sent is held: received in an earlier round of this phase, or
+    // the previous phase's baseblock b - q (the root holds everything and sends block k).
+    std::uint64_t received = 0, sent_unheld = 0;
+    std::uint64_t held = r == 0 ? 0 : block_bit(b - q, q);
+    bool in_range = true;
     for (int k = 0; k < q; ++k) {
-      const int v = t.recv_at(r, k);
-      if (v < -q || v >= q) return fail(where(s, r) + ": recv entry " + std::to_string(v) + " out of range");
-      received |= block_bit(v, q);
+      const int rv = rows.recv[static_cast<std::size_t>(k)][r], sv = rows.send[static_cast<std::size_t>(k)][r];
+      in_range &= rv >= -q && rv < q && sv >= -q && sv < q;
+      if (!in_range) break;
+      sent_unheld |= r == 0 ? (sv != k) : (held & block_bit(sv, q)) == 0;
+      received |= block_bit(rv, q);
+      held |= block_bit(rv, q);
     }
+    if (!in_range) return fail(where(s, r) + ": schedule entry out of range [-q, q-1]");
     const std::uint64_t expected =
         r == 0 ? negative_blocks : (negative_blocks & ~block_bit(b - q, q)) | block_bit(b, q);
     if (received != expected)
       return fail(where(s, r) + ": condition 3 (recv entries are not {b} u {-q..-1} \\ {b-q})");
-    // Conditions 1, 2 and 4 round by round; `held` = blocks received in earlier rounds of
-    // this phase plus the previous phase's baseblock b - q.
-    std::uint64_t held = r == 0 ? 0 : block_bit(b - q, q);
-    for (int k = 0; k < q; ++k) {
-      const std::int64_t from = s.from(r, k), to = s.to(r, k);
-      const int rv = t.recv_at(r, k), sv = t.send_at(r, k);
-      if (rv != t.send_at(from, k))
-        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 1 (recv " + std::to_string(rv) +
-                    " but rank " + std::to_string(from) + " sends " + std::to_string(t.send_at(from, k)) + ")");
-      if (sv != t.recv_at(to, k))
-        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 2 (send " + std::to_string(sv) +
-                    " but rank " + std::to_string(to) + " receives " + std::to_string(t.recv_at(to, k)) + ")");
-      const bool sends_held = r == 0 ? sv == k : (sv >= -q && sv < q && (held & block_bit(sv, q)) != 0);
-      if (!sends_held)
-        return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 4 (sends block " +
-                    std::to_string(sv) + " not received before)");
-      held |= block_bit(rv, q);
+    if (sent_unheld != 0) {
+      held = r == 0 ? 0 : block_bit(b - q, q);
+      for (int k = 0; k < q; ++k) {
+        const int sv = t.send_at(r, k);
+        if (r == 0 ? sv != k : (held & block_bit(sv, q)) == 0)
+          return fail(where(s, r) + ", round " + std::to_string(k) + ": condition 4 (sends block " +
+                      std::to_string(sv) + " not received before)");
+        held |= block_bit(t.recv_at(r, k), q);
+      }
     }
   }
   return {};
@@ -429,18 +468,16 @@ check_result check_broadcast(const skips& s, const schedule_table& t, std::span<
   std::vector<broadcast_case> cases;
   for (int n : block_counts) cases.emplace_back(n, q, not_sent);
   scratch.resize(static_cast<std::size_t>(max_n) + 1);
+  // Sender and receiver agree in every round: both apply the same offset and cap to the
+  // same entry (and the from-rank of a non-root sends to it, not to the root).
+  if (auto agree = check_rounds_agree(s, t); !agree) return agree;
+  const table_rows rows(t);
   std::array<int, max_q> recv, send;
   for (std::int64_t r = 1; r < s.p; ++r) {  // the root receives nothing and holds everything
     for (int k = 0; k < q; ++k) {
       const auto uk = static_cast<std::size_t>(k);
-      recv[uk] = t.recv_at(r, k);
-      send[uk] = s[k] == s.p - r ? not_sent : t.send_at(r, k);  // nothing goes to the root
-      // Sender and receiver agree in every round in which k is used: both apply the same
-      // offset and cap to the same entry, and the from-rank sends to r, not to the root.
-      const std::int64_t from = s.from(r, k);
-      if (t.send_at(from, k) != recv[uk])
-        return fail(where(s, r) + ", k=" + std::to_string(k) + ": receives entry " + std::to_string(recv[uk]) +
-                    " but rank " + std::to_string(from) + " sends entry " + std::to_string(t.send_at(from, k)));
+      recv[uk] = rows.recv[uk][r];
+      send[uk] = s[k] == s.p - r ? not_sent : rows.send[uk][r];  // nothing goes to the root
     }
     for (const auto& bc : cases)
       if (!rank_broadcast_ok(q, bc, recv.data(), send.data(), scratch.data()))
