@@ -19,20 +19,21 @@
 //           without test() calls;
 //   wait    no thread, no test(): progress only at start and wait (baseline).
 //
-// Measurement (same as bench/peers/mpi_overlap.c): every iteration starts after a barrier
-// and is timed on each rank; an iteration's time is the max over ranks; each figure is the
-// median over the iterations of its phase. Iteration counts are chosen from a first
-// estimate of t_pure so that one phase takes about --time seconds (min 9, max 1000).
-// The busy loop is calibrated with all ranks computing at once, so under oversubscription
-// it is calibrated to wall time under the same contention as the measured runs.
-//
+// Measurement (same as bench/peers/mpi_overlap.c): every timed piece starts after a barrier
+// and is timed on each rank; its time is the max over ranks. After a warm-up, the busy loop
+// is calibrated to t_pure with all ranks computing at once (so under oversubscription it is
+// calibrated to wall time under the same contention as the measured runs); then n
+// iterations each time pure, comp and total in turn (interleaved, so that a change of the
+// machine's load affects the three alike), and each figure is the median over the n
+// iterations. n comes from one probe iteration so that the loop takes about --time
+// seconds (default 0.06; min 5, max 1000 iterations).
 // Output: CSV lines impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct
 // (impl = ranklab-<algorithm as requested>; bytes = the per-rank contribution: allgather's
 // send block, allreduce's vector of doubles), then with --table a human-readable table
 // that also names the algorithm "auto" chose.
 //
 //   bench_overlap [--colls allgather,allreduce] [--sizes 8,1Ki,64Ki,1Mi] [--procs 2,4,8]
-//                 [--algos auto,circulant] [--modes test,thread] [--tests 3] [--time 0.04]
+//                 [--algos auto,circulant] [--modes test,thread] [--tests 3] [--time 0.06]
 //                 [--table] [--no-header]
 #include <fmt/format.h>
 
@@ -56,7 +57,7 @@ struct options {
   std::vector<std::string> algos = {"auto", "circulant"};
   std::vector<std::string> modes = {"test", "thread"};
   int tests = 3;
-  double phase_seconds = 0.04;
+  double loop_seconds = 0.06;
   bool table = false;
   bool header = true;
 };
@@ -126,6 +127,7 @@ struct rank_bench {
   std::string algo_name;
   std::string mode;
   double rate = 0;  // units per second (single thread)
+  std::uint64_t units = 0;  // of computation per iteration, calibrated to t_pure
 
   std::vector<std::byte> gather_in, gather_out;
   std::vector<double> reduce_in, reduce_out;
@@ -139,14 +141,17 @@ struct rank_bench {
   // Runs `n` iterations of `body` (each after a barrier, each timed); returns the times,
   // max over ranks per iteration (identical on every rank).
   template <class Body>
+  double timed(Body&& body) {
+    c.barrier();
+    const auto t0 = clock_type::now();
+    body();
+    return seconds_since(t0);
+  }
+
+  template <class Body>
   std::vector<double> phase(int n, Body&& body) {
     std::vector<double> t(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      c.barrier();
-      const auto t0 = clock_type::now();
-      body();
-      t[static_cast<std::size_t>(i)] = seconds_since(t0);
-    }
+    for (int i = 0; i < n; ++i) t[static_cast<std::size_t>(i)] = timed(body);
     c.allreduce(t, ranklab::ops::max);
     return t;
   }
@@ -174,39 +179,69 @@ struct rank_bench {
       reduce_out.assign(n, 0.0);
     }
     auto pure = [&] { start().wait(); };
+    auto comp = [&] { compute_sliced(units, nullptr); };
+    auto total = [&] {
+      ranklab::request r = start();
+      compute_sliced(units, mode == "test" ? &r : nullptr);
+      r.wait();
+    };
 
-    // Warm-up (schedule cache, first touch) and a first estimate of t_pure.
-    phase(3, pure);
-    const double estimate = median(phase(5, pure));
-    const double per_iteration = 3 * estimate + 20e-6;  // pure, comp, total + barriers
-    const int n = std::clamp(static_cast<int>(o.phase_seconds / per_iteration), 9, 1000);
+    // Warm-up (schedule cache, first touch), then t_pure for the calibration: 5 iterations,
+    // more (up to 50, ~5 ms) when they are short.
+    phase(2, pure);
+    double target = median(phase(5, pure));
+    const int short_n = std::clamp(static_cast<int>(0.005 / (target + 20e-6)), 5, 50);
+    if (short_n > 5) target = median(phase(short_n, pure));
 
     result res;
-    res.iterations = n;
     {  // the algorithm that runs (phase() ends with an allreduce, so ask right after a start)
       ranklab::request r = start();
       res.chosen = c.last_algorithm() ? std::string(c.last_algorithm()->name) : algo_name;
       r.wait();
     }
-    res.t_pure = median(phase(n, pure));
 
-    // Calibrate the busy loop to t_pure with every rank computing at once.
-    std::uint64_t units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()),
-                                                  static_cast<std::uint64_t>(res.t_pure * rate));
+    // Calibrate the busy loop to t_pure with every rank computing at once (at most 4x per
+    // pass, so that one disturbed pass cannot throw it far off).
+    units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()),
+                                    static_cast<std::uint64_t>(target * rate));
     for (int pass = 0; pass < 3; ++pass) {
-      const double t = median(phase(std::min(n, 9), [&] { compute_sliced(units, nullptr); }));
+      const double t = median(phase(short_n, comp));
       if (t <= 0) break;
-      const double scale = std::clamp(res.t_pure / t, 0.1, 10.0);
+      const double scale = std::clamp(target / t, 0.25, 4.0);
+      if (scale > 0.9 && scale < 1.1) break;
       units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()),
                                       static_cast<std::uint64_t>(static_cast<double>(units) * scale));
-      if (scale > 0.95 && scale < 1.05) break;
     }
-    res.t_comp = median(phase(n, [&] { compute_sliced(units, nullptr); }));
-    res.t_total = median(phase(n, [&] {
-      ranklab::request r = start();
-      compute_sliced(units, mode == "test" ? &r : nullptr);
-      r.wait();
-    }));
+
+    // Iterations: one probe iteration of the loop below (wall time, barriers included, max
+    // over ranks) sets n so that the loop takes about --time seconds.
+    double probe = 0;
+    {
+      c.barrier();
+      const auto t0 = clock_type::now();
+      timed(pure);
+      timed(comp);
+      timed(total);
+      probe = seconds_since(t0);
+      c.allreduce(std::span(&probe, 1), ranklab::ops::max);
+    }
+    const int n = std::clamp(static_cast<int>(o.loop_seconds / probe), 5, 1000);
+    res.iterations = n;
+
+    // The measurement: pure, comp and total interleaved, so that a change of the machine's
+    // load during the run affects the three alike.
+    std::vector<double> t(3 * static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      t[static_cast<std::size_t>(3 * i)] = timed(pure);
+      t[static_cast<std::size_t>(3 * i + 1)] = timed(comp);
+      t[static_cast<std::size_t>(3 * i + 2)] = timed(total);
+    }
+    c.allreduce(t, ranklab::ops::max);
+    std::vector<double> kind[3];
+    for (std::size_t i = 0; i < t.size(); ++i) kind[i % 3].push_back(t[i]);
+    res.t_pure = median(kind[0]);
+    res.t_comp = median(kind[1]);
+    res.t_total = median(kind[2]);
     return res;
   }
 };
@@ -278,7 +313,7 @@ int main(int argc, char** argv) {
       } else if (a == "--algos" && has) o.algos = split(argv[++i]);
       else if (a == "--modes" && has) o.modes = split(argv[++i]);
       else if (a == "--tests" && has) o.tests = std::stoi(argv[++i]);
-      else if (a == "--time" && has) o.phase_seconds = std::stod(argv[++i]);
+      else if (a == "--time" && has) o.loop_seconds = std::stod(argv[++i]);
       else if (a == "--table") o.table = true;
       else if (a == "--no-header") o.header = false;
       else return usage(argv[0]);
@@ -306,7 +341,7 @@ int main(int argc, char** argv) {
             ranklab::run(
                 p,
                 [&](ranklab::comm& c) {
-                  rank_bench b{c, o, coll, algo_name, mode, rate, {}, {}, {}, {}};
+                  rank_bench b{c, o, coll, algo_name, mode, rate, 0, {}, {}, {}, {}};
                   for (std::size_t k = 0; k < o.sizes.size(); ++k) {
                     result r = b.run(o.sizes[k]);
                     if (c.rank() == 0) got[k] = std::move(r);

@@ -5,10 +5,13 @@
 #
 #   overlap% = max(0, 100 - (t_total - t_comp) / t_pure * 100)
 #
-#   scripts/compare_overlap.sh [--quick] [--mpich] [BUILD_DIR]
+#   scripts/compare_overlap.sh [--quick] [--mpich] [--repeat N] [BUILD_DIR]
+#   scripts/compare_overlap.sh --from RAW.csv      (only print the tables of an earlier run)
 #
-#   --quick   sizes 8,64Ki, p = 2,4, algorithm auto only, shorter phases (~30 s)
-#   --mpich   also MPICH (p = 2 only: it busy-polls and collapses when oversubscribed)
+#   --quick     sizes 8,64Ki, p = 2,4, algorithm auto only, shorter loops (~30 s)
+#   --mpich     also MPICH (p = 2 only: it busy-polls and collapses when oversubscribed)
+#   --repeat N  run everything N times (alternating implementations); the tables show the
+#               median over the N runs of each figure (default 1; N times the run time)
 #
 # Default: allgather and allreduce, 8 B, 1 KiB, 64 KiB, 1 MiB per rank, p = 2,4,8,
 # ranklab algorithms auto and circulant, ranklab modes test and thread, Open MPI mode test
@@ -22,31 +25,43 @@
 # Environment (override the defaults above):
 #   COLLS=allgather,allreduce  SIZES=8,1Ki,64Ki,1Mi  PROCS=2,4,8  ALGOS=auto,circulant
 #   MODES=test,thread (ranklab)  MPI_MODES=test (Open MPI / MPICH; also: wait)
-#   TESTS=3 (test() calls per iteration in mode test)  PHASE_TIME=0.04 (s per phase)
+#   TESTS=3 (test() calls per iteration in mode test)
+#   LOOP_TIME=0.06 (s of the measured loop per configuration; --quick: 0.03)
 #   RUN_TIMEOUT=300 (s per run)  RAW_CSV=path (default: a temp file, path printed)
 #   SKIP_RANKLAB=1 / SKIP_OPENMPI=1
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-quick=0 mpich=0 build=
-for a in "$@"; do
-  case $a in
+quick=0 mpich=0 repeat=1 build= from=
+while (($#)); do
+  case $1 in
     --quick) quick=1 ;;
     --mpich) mpich=1 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "compare_overlap.sh: unknown option $a" >&2; exit 2 ;;
-    *) build=$a ;;
+    --repeat)
+      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "compare_overlap.sh: --repeat needs a count" >&2; exit 2; }
+      repeat=$2
+      shift
+      ;;
+    --from)
+      [[ -f ${2:-} ]] || { echo "compare_overlap.sh: --from needs a CSV file" >&2; exit 2; }
+      from=$2
+      shift
+      ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "compare_overlap.sh: unknown option $1" >&2; exit 2 ;;
+    *) build=$1 ;;
   esac
+  shift
 done
 [[ -n $build && ! -d $build ]] && { echo "compare_overlap.sh: no directory $build" >&2; exit 2; }
 
 if ((quick)); then
   colls=${COLLS:-allgather,allreduce} sizes=${SIZES:-8,64Ki} procs=${PROCS:-2,4}
-  algos=${ALGOS:-auto} phase=${PHASE_TIME:-0.02}
+  algos=${ALGOS:-auto} loop=${LOOP_TIME:-0.03}
 else
   colls=${COLLS:-allgather,allreduce} sizes=${SIZES:-8,1Ki,64Ki,1Mi} procs=${PROCS:-2,4,8}
-  algos=${ALGOS:-auto,circulant} phase=${PHASE_TIME:-0.04}
+  algos=${ALGOS:-auto,circulant} loop=${LOOP_TIME:-0.06}
 fi
 modes=${MODES:-test,thread}
 mpi_modes=${MPI_MODES:-test}
@@ -55,8 +70,12 @@ tmo=${RUN_TIMEOUT:-300}
 cores=$(nproc)
 tmp=$(mktemp -d /tmp/compare_overlap.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-raw=${RAW_CSV:-$(mktemp /tmp/compare_overlap.XXXXXX.csv)}
-: >"$raw"
+if [[ -n $from ]]; then
+  raw=$from
+else
+  raw=${RAW_CSV:-$(mktemp /tmp/compare_overlap.XXXXXX.csv)}
+  : >"$raw"
+fi
 
 log() { echo "compare_overlap: $*" >&2; }
 
@@ -90,11 +109,12 @@ find_ranklab() {
 
 # ---- run ------------------------------------------------------------------------
 run() { # label, command... ; appends stdout to $raw
-  local label=$1 rc
+  local label=$1 rc t0=$SECONDS
   shift
   log "running $label: $*"
   timeout "$tmo" "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?
+  log "$label: $((SECONDS - t0)) s"
   cat "$tmp/out" >>"$raw"
   if ((rc != 0)); then
     if ((rc == 124)); then
@@ -106,67 +126,79 @@ run() { # label, command... ; appends stdout to $raw
   fi
 }
 
-start=$SECONDS
-log "machine: $cores cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures are noisy on a loaded machine)"
+if [[ -z $from ]]; then
+  start=$SECONDS
+  log "machine: $cores cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (figures are noisy on a loaded machine)"
 
-if [[ ${SKIP_RANKLAB:-0} != 1 ]]; then
-  rl=$(find_ranklab)
-  if [[ -n $rl ]]; then
-    run ranklab "$rl" --no-header --colls "$colls" --sizes "$sizes" --procs "$procs" --algos "$algos" \
-      --modes "$modes" --tests "$tests" --time "$phase"
-  else
-    log "bench_overlap not found (pass a build dir or set RANKLAB_BENCH_OVERLAP); ranklab columns empty"
-  fi
-fi
+  rl=
+  [[ ${SKIP_RANKLAB:-0} != 1 ]] && rl=$(find_ranklab)
+  ompi_bin=
+  [[ ${SKIP_OPENMPI:-0} != 1 ]] && ompi_bin=$(find_peer openmpi)
+  mpich_bin=
+  ((mpich)) && mpich_bin=$(find_peer mpich)
 
-if [[ ${SKIP_OPENMPI:-0} != 1 ]]; then
-  bin=$(find_peer openmpi)
-  if [[ -n $bin ]] && command -v mpirun.openmpi >/dev/null 2>&1; then
-    for np in ${procs//,/ }; do
-      cmd=(mpirun.openmpi)
-      [[ $(id -u) -eq 0 ]] && cmd+=(--allow-run-as-root)
-      if ((np <= cores)); then cmd+=(--bind-to core); else cmd+=(--oversubscribe --bind-to none); fi
-      run "Open MPI p=$np" "${cmd[@]}" -np "$np" "$bin" --impl openmpi --no-header --colls "$colls" \
-        --sizes "$sizes" --modes "$mpi_modes" --tests "$tests" --time "$phase"
-    done
-  else
-    log "Open MPI (mpi_overlap.openmpi / mpirun.openmpi) not available; column empty"
-  fi
-fi
+  for ((rep = 1; rep <= repeat; ++rep)); do
+    ((repeat > 1)) && log "repetition $rep of $repeat"
+    if [[ ${SKIP_RANKLAB:-0} != 1 ]]; then
+      if [[ -n $rl ]]; then
+        run ranklab "$rl" --no-header --colls "$colls" --sizes "$sizes" --procs "$procs" --algos "$algos" \
+          --modes "$modes" --tests "$tests" --time "$loop"
+      else
+        log "bench_overlap not found (pass a build dir or set RANKLAB_BENCH_OVERLAP); ranklab columns empty"
+      fi
+    fi
 
-if ((mpich)); then
-  bin=$(find_peer mpich)
-  if [[ -n $bin ]] && command -v mpirun.mpich >/dev/null 2>&1; then
-    np=2
-    cmd=(mpirun.mpich -np "$np")
-    ((np <= cores)) && cmd+=(-bind-to core)
-    run "MPICH p=$np" "${cmd[@]}" "$bin" --impl mpich --no-header --colls "$colls" --sizes "$sizes" \
-      --modes "$mpi_modes" --tests "$tests" --time "$phase"
-  else
-    log "MPICH (mpi_overlap.mpich / mpirun.mpich) not available; column empty"
-  fi
+    if [[ ${SKIP_OPENMPI:-0} != 1 ]]; then
+      bin=$ompi_bin
+      if [[ -n $bin ]] && command -v mpirun.openmpi >/dev/null 2>&1; then
+        for np in ${procs//,/ }; do
+          cmd=(mpirun.openmpi)
+          [[ $(id -u) -eq 0 ]] && cmd+=(--allow-run-as-root)
+          if ((np <= cores)); then cmd+=(--bind-to core); else cmd+=(--oversubscribe --bind-to none); fi
+          run "Open MPI p=$np" "${cmd[@]}" -np "$np" "$bin" --impl openmpi --no-header --colls "$colls" \
+            --sizes "$sizes" --modes "$mpi_modes" --tests "$tests" --time "$loop"
+        done
+      else
+        log "Open MPI (mpi_overlap.openmpi / mpirun.openmpi) not available; column empty"
+      fi
+    fi
+
+    if ((mpich)); then
+      bin=$mpich_bin
+      if [[ -n $bin ]] && command -v mpirun.mpich >/dev/null 2>&1; then
+        np=2
+        cmd=(mpirun.mpich -np "$np")
+        ((np <= cores)) && cmd+=(-bind-to core)
+        run "MPICH p=$np" "${cmd[@]}" "$bin" --impl mpich --no-header --colls "$colls" --sizes "$sizes" \
+          --modes "$mpi_modes" --tests "$tests" --time "$loop"
+      else
+        log "MPICH (mpi_overlap.mpich / mpirun.mpich) not available; column empty"
+      fi
+    fi
+  done
+  log "measured in $((SECONDS - start)) s"
 fi
-log "measured in $((SECONDS - start)) s"
 
 # ---- table ----------------------------------------------------------------------
 python3 - "$raw" "$tests" <<'EOF'
+import statistics
 import sys
 
-rows = {}   # (coll, p, bytes) -> {(impl, mode): (t_pure, overlap)}
-order = []  # column keys in first-seen order
+rows = {}   # (coll, p, bytes) -> {(impl, mode): [(t_pure, t_comp, t_total, overlap), ...]}
+order = []  # column keys
 for line in open(sys.argv[1]):
     f = line.strip().split(",")
     if len(f) != 9:
         continue
     try:
         impl, coll, mode, p, b = f[0], f[1], f[2], int(f[3]), int(f[4])
-        t_pure, ov = float(f[5]), float(f[8])
+        vals = tuple(float(x) for x in f[5:9])
     except ValueError:
         continue  # header or junk
     key = (impl, mode)
     if key not in order:
         order.append(key)
-    rows.setdefault((coll, p, b), {})[key] = (t_pure, ov)
+    rows.setdefault((coll, p, b), {}).setdefault(key, []).append(vals)
 
 if not rows:
     sys.exit("compare_overlap: no results")
@@ -191,7 +223,8 @@ def table(title, pick, fmt):
     for (coll, p, b) in sorted(rows):
         cells = rows[(coll, p, b)]
         body.append([coll, str(p), fmt_bytes(b)] +
-                    ["-" if k not in cells else fmt(pick(cells[k])) for k in order])
+                    ["-" if k not in cells else fmt(statistics.median(pick(v) for v in cells[k]))
+                     for k in order])
     w = [max(len(h), *(len(r[i]) for r in body)) for i, h in enumerate(head)]
     line = lambda cs: "| " + " | ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(cs)) + " |"
     print(title)
@@ -201,12 +234,19 @@ def table(title, pick, fmt):
         print(line(r))
     print()
 
-table("overlap % (higher is better)", lambda v: v[1], lambda x: f"{x:.0f}")
-table("t_pure µs (start + wait, no computation)", lambda v: v[0],
+runs = max(len(v) for cells in rows.values() for v in cells.values())
+more = f" (median of {runs} runs)" if runs > 1 else ""
+table(f"overlap % (higher is better){more}", lambda v: v[3], lambda x: f"{x:.0f}")
+table(f"t_pure µs (start + wait, no computation){more}", lambda v: v[0],
       lambda x: f"{x:.1f}" if x < 1000 else f"{x:.0f}")
+table(f"t_total / (t_pure + t_comp): 1 = no overlap, 0.5 = full overlap, > 1 = slower than "
+      f"not overlapping{more}", lambda v: v[2] / (v[0] + v[1]) if v[0] + v[1] > 0 else 0.0,
+      lambda x: f"{x:.2f}")
 print(f"modes: test = no progress thread, computation in {int(sys.argv[2]) + 1} slices with a test()/MPI_Test "
-      "between slices; thread = ranklab progress thread, no test(); wait = progress only in start and wait.")
-print("overlap% = max(0, 100 - (t_total - t_comp)/t_pure*100); medians over iterations of the max over ranks.")
+      "between slices;\n       thread = ranklab progress thread, no test(); wait = progress only in start and wait.")
+print("overlap% = max(0, 100 - (t_total - t_comp)/t_pure*100) from medians over iterations of the max "
+      "over ranks;\nvalues above 100 (t_total < t_comp), and t_pure far above its neighbours, are "
+      "disturbances (other load on the machine).")
 EOF
 rc=$?
 log "raw CSV: $raw"

@@ -17,10 +17,13 @@
  * (Open MPI 4 / MPICH have no asynchronous progress for shared memory by default, so there
  * is no counterpart of ranklab's "thread" mode here.)
  *
- * Every iteration starts after an MPI_Barrier and is timed on each rank; an iteration's
- * time is the max over ranks; each figure is the median over the iterations of its phase.
- * Iteration counts come from a first estimate of t_pure so that a phase takes about --time
- * seconds (min 9, max 1000). Same busy loop as bench_overlap.cpp.
+ * Measurement (same as bench_overlap.cpp): every timed piece starts after an MPI_Barrier
+ * and is timed on each rank; its time is the max over ranks. After a warm-up, the busy loop
+ * is calibrated to t_pure; then n iterations each time pure, comp and total in turn
+ * (interleaved, so that a change of the machine's load affects the three alike), and each
+ * figure is the median over the n iterations. n comes from one probe iteration so that
+ * the loop takes about --time seconds (default 0.06; min 5, max 1000 iterations).
+ * Same busy loop as bench_overlap.cpp.
  *
  * Output (stdout): impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct
  * bytes = per-rank contribution (allgather: send block of MPI_BYTE; allreduce: vector of
@@ -123,21 +126,24 @@ static void body(const ov_ctx *c, int kind, uint64_t units) {
   }
 }
 
-/* n iterations, each after a barrier; returns the median over iterations of the max over
- * ranks (identical on every rank). */
-static double phase(const ov_ctx *c, int kind, uint64_t units, int n) {
-  double *t = (double *)malloc(sizeof(double) * (size_t)n);
-  if (!t) peer_die_local("out of memory");
-  for (int i = 0; i < n; ++i) {
-    MPI_Barrier(c->comm);
-    double t0 = now_seconds();
-    body(c, kind, units);
-    t[i] = now_seconds() - t0;
-  }
+static double timed(const ov_ctx *c, int kind, uint64_t units) {
+  MPI_Barrier(c->comm);
+  double t0 = now_seconds();
+  body(c, kind, units);
+  return now_seconds() - t0;
+}
+
+/* n timed iterations of one kind; fills t[0..n) with the max over ranks of each. */
+static void phase(const ov_ctx *c, int kind, uint64_t units, int n, double *t) {
+  for (int i = 0; i < n; ++i) t[i] = timed(c, kind, units);
   MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, c->comm);
-  double med = peer_median(t, n);
-  free(t);
-  return med;
+}
+
+static double phase_median(const ov_ctx *c, int kind, uint64_t units, int n) {
+  double t[64];
+  if (n > 64) n = 64;
+  phase(c, kind, units, n, t);
+  return peer_median(t, n);
 }
 
 typedef struct {
@@ -149,30 +155,62 @@ static uint64_t at_least(double v, uint64_t lo) {
   return v > (double)lo ? (uint64_t)v : lo;
 }
 
-static ov_result measure(const ov_ctx *c, double rate, double phase_seconds) {
+static ov_result measure(const ov_ctx *c, double rate, double loop_seconds) {
   ov_result res;
-  phase(c, PURE, 0, 3); /* warm-up */
-  double estimate = phase(c, PURE, 0, 5);
-  double per_iteration = 3 * estimate + 20e-6;
-  int n = (int)(phase_seconds / per_iteration);
-  if (n < 9) n = 9;
+  /* Warm-up, then t_pure for the calibration: 5 iterations, more (up to 50, ~5 ms) when
+   * they are short. */
+  phase_median(c, PURE, 0, 2);
+  double target = phase_median(c, PURE, 0, 5);
+  int short_n = (int)(0.005 / (target + 20e-6));
+  if (short_n < 5) short_n = 5;
+  if (short_n > 50) short_n = 50;
+  if (short_n > 5) target = phase_median(c, PURE, 0, short_n);
+
+  /* Calibrate the busy loop to t_pure with every rank computing at once (at most 4x per
+   * pass, so that one disturbed pass cannot throw it far off). */
+  const uint64_t k = (uint64_t)slices(c);
+  uint64_t units = at_least(target * rate, k);
+  for (int pass = 0; pass < 3; ++pass) {
+    double t = phase_median(c, COMP, units, short_n);
+    if (t <= 0) break;
+    double scale = target / t;
+    if (scale < 0.25) scale = 0.25;
+    if (scale > 4) scale = 4;
+    if (scale > 0.9 && scale < 1.1) break;
+    units = at_least((double)units * scale, k);
+  }
+
+  /* Iterations: one probe iteration of the loop below (wall time, barriers included, max
+   * over ranks) sets n so that the loop takes about --time seconds. */
+  MPI_Barrier(c->comm);
+  double probe = now_seconds();
+  timed(c, PURE, 0);
+  timed(c, COMP, units);
+  timed(c, TOTAL, units);
+  probe = now_seconds() - probe;
+  MPI_Allreduce(MPI_IN_PLACE, &probe, 1, MPI_DOUBLE, MPI_MAX, c->comm);
+  int n = (int)(loop_seconds / probe);
+  if (n < 5) n = 5;
   if (n > 1000) n = 1000;
   res.iterations = n;
-  res.t_pure = phase(c, PURE, 0, n);
 
-  const uint64_t k = (uint64_t)slices(c);
-  uint64_t units = at_least(res.t_pure * rate, k);
-  for (int pass = 0; pass < 3; ++pass) {
-    double t = phase(c, COMP, units, n < 9 ? n : 9);
-    if (t <= 0) break;
-    double scale = res.t_pure / t;
-    if (scale < 0.1) scale = 0.1;
-    if (scale > 10) scale = 10;
-    units = at_least((double)units * scale, k);
-    if (scale > 0.95 && scale < 1.05) break;
+  /* The measurement: pure, comp and total interleaved. */
+  double *t = (double *)malloc(sizeof(double) * 3 * (size_t)n);
+  double *kind = (double *)malloc(sizeof(double) * (size_t)n);
+  if (!t || !kind) peer_die_local("out of memory");
+  for (int i = 0; i < n; ++i) {
+    t[3 * i] = timed(c, PURE, 0);
+    t[3 * i + 1] = timed(c, COMP, units);
+    t[3 * i + 2] = timed(c, TOTAL, units);
   }
-  res.t_comp = phase(c, COMP, units, n);
-  res.t_total = phase(c, TOTAL, units, n);
+  MPI_Allreduce(MPI_IN_PLACE, t, 3 * n, MPI_DOUBLE, MPI_MAX, c->comm);
+  double *out[3] = {&res.t_pure, &res.t_comp, &res.t_total};
+  for (int j = 0; j < 3; ++j) {
+    for (int i = 0; i < n; ++i) kind[i] = t[3 * i + j];
+    *out[j] = peer_median(kind, n);
+  }
+  free(t);
+  free(kind);
   return res;
 }
 
@@ -184,7 +222,7 @@ static void usage(const char *prog) {
           "  --colls LIST    allgather,allreduce (default both)\n"
           "  --modes LIST    test,wait (default test)\n"
           "  --tests N       MPI_Test calls per iteration in mode test (default 3)\n"
-          "  --time SEC      time per phase (default 0.04)\n"
+          "  --time SEC      duration of the measured loop (default 0.06)\n"
           "  --impl NAME     label for column 1 (default: detected: openmpi, mpich)\n"
           "  --sizes LIST    bytes per rank: 8,1Ki,64Ki,1Mi (default) or lo:hi[:factor]\n"
           "  --no-header     omit the CSV header line\n"
@@ -209,6 +247,8 @@ static int parse_names(const char *arg, const char *const *names, int n, int *fl
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const int rank = peer_rank(), p = peer_size();
+  (void)peer_measure; /* shared helpers this program does not use (silences -Wunused) */
+  (void)peer_common_usage;
 
   peer_opts o;
   peer_default_opts(&o);
@@ -216,7 +256,7 @@ int main(int argc, char **argv) {
   static const char *const mode_names[MAX_MODES] = {"test", "wait"};
   int colls[MAX_COLLS] = {1, 1}, modes[MAX_MODES] = {1, 0};
   int tests = 3;
-  double phase_seconds = 0.04;
+  double loop_seconds = 0.06;
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i];
     if (!strcmp(a, "--colls") && i + 1 < argc) {
@@ -227,8 +267,8 @@ int main(int argc, char **argv) {
       tests = atoi(argv[++i]);
       if (tests < 0) peer_die("--tests must be >= 0");
     } else if (!strcmp(a, "--time") && i + 1 < argc) {
-      phase_seconds = atof(argv[++i]);
-      if (!(phase_seconds > 0)) peer_die("--time must be > 0");
+      loop_seconds = atof(argv[++i]);
+      if (!(loop_seconds > 0)) peer_die("--time must be > 0");
     } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(argv[0]);
       MPI_Finalize();
@@ -283,7 +323,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < o.nsizes; ++k) {
         const size_t bytes = o.sizes[k];
         c.count = c.allgather ? (int)bytes : (int)(bytes / sizeof(double) > 0 ? bytes / sizeof(double) : 1);
-        ov_result r = measure(&c, rate, phase_seconds);
+        ov_result r = measure(&c, rate, loop_seconds);
         if (rank == 0) {
           double ov = r.t_pure > 0 ? 100.0 - (r.t_total - r.t_comp) / r.t_pure * 100.0 : 0.0;
           if (ov < 0) ov = 0;
