@@ -41,6 +41,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,22 @@ struct rank_bench {
     }
   }
 
+  // The warm-up results must be right: a benchmark of a wrong answer measures nothing.
+  void check(std::size_t bytes) const {
+    const int p = c.size();
+    bool ok = true;
+    if (coll == "allgather") {
+      for (int r = 0; r < p && ok; ++r)
+        ok = bytes == 0 || gather_out[static_cast<std::size_t>(r) * bytes + bytes - 1] ==
+                               std::byte{static_cast<unsigned char>(r)};
+    } else {
+      ok = reduce_out.back() == p * (p + 1) / 2.0;
+    }
+    if (!ok)
+      throw std::runtime_error(fmt::format("rank {}: wrong {} result (algorithm {}, {} bytes)", c.rank(), coll,
+                                           algo_name, bytes));
+  }
+
   result run(std::size_t bytes) {
     const int p = c.size();
     if (coll == "allgather") {
@@ -189,6 +206,7 @@ struct rank_bench {
     // Warm-up (schedule cache, first touch), then t_pure for the calibration: 5 iterations,
     // more (up to 50, ~5 ms) when they are short.
     phase(2, pure);
+    check(bytes);
     double target = median(phase(5, pure));
     const int short_n = std::clamp(static_cast<int>(0.005 / (target + 20e-6)), 5, 50);
     if (short_n > 5) target = median(phase(short_n, pure));
