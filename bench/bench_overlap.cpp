@@ -27,6 +27,7 @@
 // machine's load affects the three alike), and each figure is the median over the n
 // iterations. n comes from one probe iteration so that the loop takes about --time
 // seconds (default 0.06; min 5, max 1000 iterations).
+//
 // Output: CSV lines impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct
 // (impl = ranklab-<algorithm as requested>; bytes = the per-rank contribution: allgather's
 // send block, allreduce's vector of doubles), then with --table a human-readable table
@@ -41,6 +42,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
