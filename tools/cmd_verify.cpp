@@ -245,7 +245,7 @@ void add_verify_command(CLI::App& app) {
     }
     const double secs = std::chrono::duration<double>(clock_type::now() - start).count();
 
-    fmt::print("verify p = {}..{} ({} graphs), blocks n = {}\n", a, b, graphs, fmt::join(block_texts, ","));
+    fmt::print("verify p = {}..{} ({} value{} of p), blocks n = {}\n", a, b, graphs, graphs == 1 ? "" : "s", fmt::join(block_texts, ","));
     fmt::print("  checked {} (p, rank) pairs: conditions 1-4, Algorithm 1 for each n\n", pairs);
     fmt::print("  send-schedule violations: {}  [bound {}]\n", describe(tot.violations, "max"),
                circ::max_violations);
