@@ -212,14 +212,33 @@ ojson rule_json(const selection_rule& r) {
   return j;
 }
 
-// Indents every line after the first by `pad` (to nest a dump(2) inside our layout).
-std::string indent_tail(const std::string& s, std::string_view pad) {
-  std::string out;
-  for (char ch : s) {
-    out += ch;
-    if (ch == '\n') out += pad;
+// Objects and arrays down to `expand` levels get one member per line, deeper ones are
+// written compactly: readable files of moderate length.
+void dump_layout(const ojson& j, int expand, const std::string& pad, std::string& out) {
+  if (expand <= 0 || !(j.is_object() || j.is_array()) || j.empty()) {
+    out += j.dump();
+    return;
   }
-  return out;
+  const bool object = j.is_object();
+  const std::string inner = pad + "  ";
+  out += object ? "{" : "[";
+  bool first = true;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += inner;
+    if (object) out += ojson(it.key()).dump() + ": ";
+    dump_layout(*it, expand - 1, inner, out);
+  }
+  out += "\n" + pad + (object ? "}" : "]");
+}
+
+ojson parse_kept(const std::string& text, const std::string& source, const char* what) {
+  try {
+    return ojson::parse(text);
+  } catch (const ojson::parse_error& e) {
+    throw usage_error(no_rank, "selection", fmt::format("{}: {} is not valid JSON: {}", source, what, json_message(e)));
+  }
 }
 
 // ---- the table in use ---------------------------------------------------------------------------
@@ -282,13 +301,17 @@ selection_table parse_selection(std::string_view json_text, const std::string& o
   if (version.get<std::uint64_t>() != static_cast<std::uint64_t>(selection_format_version))
     fail(origin, fmt::format("format version {} is not supported (this build reads version {})",
                              version.get<std::uint64_t>(), selection_format_version));
-  rd.only_keys(doc, {"format", "version", "machine", "cost_model", "rules"}, "");
+  rd.only_keys(doc, {"format", "version", "machine", "measurements", "cost_model", "rules"}, "");
 
   selection_table t;
   t.source = origin;
   if (const ojson* m = rd.optional(doc, "machine")) {
     if (!m->is_object()) fail(origin, "\"machine\" must be an object");
     t.machine_json = m->dump();
+  }
+  if (const ojson* m = rd.optional(doc, "measurements")) {
+    if (!m->is_object()) fail(origin, "\"measurements\" must be an object");
+    t.measurements_json = m->dump();
   }
   if (const ojson* c = rd.optional(doc, "cost_model")) rd.cost_model_section(*c, t);
   const ojson& rules = rd.required(doc, "rules", "");
@@ -307,18 +330,20 @@ selection_table read_selection(const std::string& path) {
 }
 
 std::string to_json(const selection_table& t) {
-  ojson machine = ojson::object();
-  try {
-    machine = ojson::parse(t.machine_json.empty() ? "{}" : t.machine_json);
-  } catch (const ojson::parse_error& e) {
-    fail(t.source, "machine description is not valid JSON: " + json_message(e));
-  }
   ojson model;
   model["alpha"] = t.model.alpha;
   model["beta"] = t.model.beta;
   model["gamma"] = t.model.gamma;
-  std::string out = fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n  \"machine\": {},\n",
-                                format_name, selection_format_version, indent_tail(machine.dump(2), "  "));
+  std::string out = fmt::format("{{\n  \"format\": \"{}\",\n  \"version\": {},\n  \"machine\": ", format_name,
+                                selection_format_version);
+  dump_layout(parse_kept(t.machine_json.empty() ? "{}" : t.machine_json, t.source, "the machine description"), 1, "  ",
+              out);
+  out += ",\n";
+  if (!t.measurements_json.empty()) {
+    out += "  \"measurements\": ";
+    dump_layout(parse_kept(t.measurements_json, t.source, "the measurements"), 2, "  ", out);
+    out += ",\n";
+  }
   std::string model_text = model.dump();
   model_text.pop_back();  // reopen the object to append the bands one per line
   out += "  \"cost_model\": " + model_text + ", \"bands\": [";

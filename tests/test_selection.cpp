@@ -116,7 +116,8 @@ selection_rule rule(collective c, std::string algo, int p_min = 1, int p_max = u
 // A table like `ranklab tune` writes: bands, notes, bounded and unbounded fields.
 selection_table sample_table() {
   selection_table t;
-  t.machine_json = R"({"description":"test machine","cores":2,"measured":[{"p":2,"seconds":{"binomial":1.5e-06}}]})";
+  t.machine_json = R"({"description":"test machine","cores":2,"p":[2,4]})";
+  t.measurements_json = R"({"ping_pong_one_way":[{"bytes":0,"seconds":8.8e-07}],"algorithms":[{"p":2,"seconds":{"binomial":1.5e-06}}]})";
   t.model = cost_model{4.25e-7, 1.125e-10, 3.0e-11};
   t.bands = {cost_band{2048, 3.5e-7, 2.5e-10}, cost_band{unbounded_bytes, 9.0e-7, 1.0e-10}};
   t.rules = {
@@ -158,6 +159,7 @@ TEST_CASE("round trip: write, read, the same table; to_json is a fixed point") {
   CHECK(back.model.beta == t.model.beta);
   CHECK(back.model.gamma == t.model.gamma);
   CHECK(back.machine_json == t.machine_json);
+  CHECK(back.measurements_json == t.measurements_json);
   CHECK(to_json(back) == to_json(t));
   // The file names algorithms, not indices, and says what it is.
   std::ifstream in(f.path);
@@ -295,6 +297,8 @@ TEST_CASE("bad files: usage_error naming the file and the problem") {
                    "unknown key \"rule\""));
     CHECK(contains(parse_error(std::string(valid_prefix) + "\"machine\": 3, \"rules\": []}"),
                    "\"machine\" must be an object"));
+    CHECK(contains(parse_error(std::string(valid_prefix) + "\"measurements\": [], \"rules\": []}"),
+                   "\"measurements\" must be an object"));
   }
   SUBCASE("rules") {
     auto with_rule = [](const std::string& r) {

@@ -12,6 +12,7 @@ namespace ranklab::tools {
 void add_demo_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
 }  // namespace ranklab::tools
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   ranklab::tools::add_demo_command(app);
   ranklab::tools::add_list_command(app);
   ranklab::tools::add_run_command(app);
+  ranklab::tools::add_tune_command(app);
 #ifdef RANKLAB_HAVE_SCHEDULE_COMMANDS
   ranklab::tools::add_schedule_command(app);
   ranklab::tools::add_verify_command(app);

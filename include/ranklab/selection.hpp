@@ -5,6 +5,7 @@
 //
 //   {"format": "ranklab-selection", "version": 1,
 //    "machine": {...},                       // free-form: where and when it was measured
+//    "measurements": {...},                  // optional, free-form: the raw measurements
 //    "cost_model": {"alpha": 4.1e-7, "beta": 1.2e-10, "gamma": 3e-11,
 //                   "bands": [{"max_bytes": 2048, "alpha": ..., "beta": ...},
 //                             {"max_bytes": null, "alpha": ..., "beta": ...}]},
@@ -70,6 +71,9 @@ struct selection_table {
   std::string source = "built-in";  // the file it was read from, or "built-in"
   // The "machine" object as JSON text ("{}" when absent); kept verbatim for round trips.
   std::string machine_json = "{}";
+  // The optional "measurements" object (what tune measured: ping-pong, kernels, every
+  // algorithm's time), JSON text, "" when absent; kept verbatim, not interpreted.
+  std::string measurements_json;
   cost_model model;               // whole-range fit; what machine_cost_model() returns
   std::vector<cost_band> bands;   // per message-size band, ascending max_bytes; may be empty
   std::vector<selection_rule> rules;
