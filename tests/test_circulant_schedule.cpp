@@ -336,6 +336,15 @@ TEST_CASE("Algorithm 1 with all ranks in lock step, moving blocks") {
         circ::for_each_round(s, n, recv[ur], send[ur], r,
                              [&](const circ::round_plan& pl) { plans[ur].push_back(pl); });
         REQUIRE(static_cast<int>(plans[ur].size()) == circ::broadcast_rounds(s, n));
+        for (const auto& pl : plans[ur]) {  // random access gives the same plans
+          const auto direct = circ::plan_round(s, n, recv[ur], send[ur], r, pl.round);
+          REQUIRE(direct.k == pl.k);
+          REQUIRE(direct.offset == pl.offset);
+          REQUIRE(direct.to == pl.to);
+          REQUIRE(direct.from == pl.from);
+          REQUIRE(direct.send_block == pl.send_block);
+          REQUIRE(direct.recv_block == pl.recv_block);
+        }
       }
       // has[r][b]: rank r holds block b; the root holds everything from the start
       std::vector<std::vector<char>> has(up, std::vector<char>(static_cast<std::size_t>(n), 0));

@@ -129,9 +129,10 @@ int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats& sta
       bound = f.bound;
     }
     bound = at + s[e];
-    // Only the baseblock stays non-negative (Condition 3): the hop of index q (round
-    // `found` receives r's own baseblock from the root's direction); every other accepted
-    // index e becomes block e - q of the previous phase.
+    // Algorithm 5's final step, done on acceptance: the accepted index q (skip[q] = p, the
+    // path all the way round) marks the round in which r receives its baseblock b; every
+    // other index e becomes the negative block e - q, so that b is the only non-negative
+    // entry (Condition 3).
     recv[found++] = e == q ? b : e - q;
     if (found == limit) return b;
     remaining &= ~(std::uint64_t{2} << e);

@@ -112,30 +112,51 @@ struct round_plan {
   int recv_block = -1;     // block to receive from `from`, or -1 (negative, or r is the root)
 };
 
-// Calls fn(const round_plan&) for each of the n - 1 + q real rounds of Algorithm 1 for rank r
-// (0 <= r < p, relative to the root) with its schedules recv/send (q entries each), in
-// order. The x = (q - (n-1) mod q) mod q leading virtual rounds are skipped, block indices
-// are shifted by the phase offset, capped at n - 1 and reported as -1 when negative; nothing
-// is sent to the root and the root receives nothing. Send and receive of one round happen
-// at once (one send-receive); a block received in round i can be sent from round i+1 on.
+// The plan of real round `round` (0 <= round < broadcast_rounds(s, n)) of Algorithm 1 for
+// rank r (0 <= r < p, relative to the root) with its schedules recv/send (q entries each),
+// in O(1). The x = (q - (n-1) mod q) mod q leading virtual rounds are skipped, entries are
+// shifted by the phase offset, capped at n - 1 and reported as -1 when negative; nothing is
+// sent to the root and the root receives nothing. Send and receive of one round happen at
+// once (one send-receive); a block received in round i can be sent from round i + 1 on.
 // The reduction collectives run the same plans in reverse order with the roles swapped.
+inline round_plan plan_round(const skips& s, int n, std::span<const int> recv,
+                             std::span<const int> send, std::int64_t r, int round) {
+  const int q = s.q;
+  const int x = (q - (n - 1) % q) % q;
+  const int virtual_round = round + x;
+  round_plan plan;
+  plan.round = round;
+  plan.k = virtual_round % q;
+  plan.offset = virtual_round / q * q - x;
+  plan.to = s.to(r, plan.k);
+  plan.from = s.from(r, plan.k);
+  const auto uk = static_cast<std::size_t>(plan.k);
+  plan.send_block = plan.to == 0 ? -1 : capped_block(send[uk], plan.offset, n);
+  plan.recv_block = r == 0 ? -1 : capped_block(recv[uk], plan.offset, n);
+  return plan;
+}
+
+// Calls fn(const round_plan&) for each of the n - 1 + q real rounds of Algorithm 1 in order:
+// the same plans as plan_round for round = 0, 1, ..., computed incrementally. Nothing for
+// p == 1 or n < 1.
 template <class Fn>
 void for_each_round(const skips& s, int n, std::span<const int> recv,
                     std::span<const int> send, std::int64_t r, Fn&& fn) {
   if (s.p == 1 || n < 1) return;
   const int q = s.q;
   const int x = (q - (n - 1) % q) % q;
-  const int last = x + n - 2 + q;
+  const int rounds = n - 1 + q;
   round_plan plan;
   plan.offset = -x;
   int k = x;  // x < q, so the first round is in phase 0
-  for (int i = x; i <= last; ++i) {
-    plan.round = i - x;
+  for (int i = 0; i < rounds; ++i) {
+    plan.round = i;
     plan.k = k;
     plan.to = s.to(r, k);
     plan.from = s.from(r, k);
-    plan.send_block = plan.to == 0 ? -1 : capped_block(send[static_cast<std::size_t>(k)], plan.offset, n);
-    plan.recv_block = r == 0 ? -1 : capped_block(recv[static_cast<std::size_t>(k)], plan.offset, n);
+    const auto uk = static_cast<std::size_t>(k);
+    plan.send_block = plan.to == 0 ? -1 : capped_block(send[uk], plan.offset, n);
+    plan.recv_block = r == 0 ? -1 : capped_block(recv[uk], plan.offset, n);
     fn(static_cast<const round_plan&>(plan));
     if (++k == q) {
       k = 0;
