@@ -53,14 +53,15 @@ struct skips {
   }
 };
 
-// Counters of one schedule computation (instrumentation for tests and `ranklab verify`).
-// Collecting them costs nothing when no stats pointer is passed (the counting code is
-// compiled out of the plain overloads).
+// Counters of one schedule computation (instrumentation for tests and `ranklab verify`;
+// the bounds are at the end of this header). Always available through the overloads with
+// a stats pointer; the plain overloads are compiled without the counting code, so they
+// cost nothing (RANKLAB_INSTRUMENT is not needed for this).
 struct schedule_stats {
   int violations = 0;       // send schedule: rounds that needed a receive schedule of
                             // the to-rank (Theorem 3: at most 4)
   int recursion_depth = 0;  // deepest nesting of the receive-schedule search (root call = 0)
-  int recursive_calls = 0;  // recursive search calls (Lemma 5: at most q per receive schedule)
+  int recursive_calls = 0;  // recursive search calls (Lemma 5: at most q; measured q - 1)
   int search_steps = 0;     // iterations of the search loop (Lemma 6: O(q))
 };
 
