@@ -85,9 +85,12 @@ void reduction_step(schedule& s, layers& st, const gen::shape& sh, int i, int ra
   const gen::step_sets t = gen::sets_of(sh, i);
   const int p = sh.p, K = sh.K;
   auto r_layer = [&](int x) { return merged ? 0 : (x < K ? 1 : 0); };  // where the R vector at x lives
+  // Placements in decreasing order are parts in increasing order (part = rank - placement),
+  // so neighbouring parts merge into few regions per message.
+  const std::vector<int> sent(t.sent.rbegin(), t.sent.rend());
   std::vector<arrival> arr;
   bool all_fused = true;
-  for (int y : t.sent) {
+  for (int y : sent) {
     arrival a;
     a.x = detail::mod(y - t.fl, p);
     const bool zc = !t.odd && a.x < K, rc = t.new_r[static_cast<std::size_t>(a.x)] != 0;
@@ -124,7 +127,7 @@ void reduction_step(schedule& s, layers& st, const gen::shape& sh, int i, int ra
 
   s.next_round();
   rs::message_regions out, in;
-  for (int y : t.sent) out.add(st.at(r_layer(y), y));
+  for (int y : sent) out.add(st.at(r_layer(y), y));
   for (const arrival& a : arr) {
     switch (a.how) {
       case arrival::fused: in.add(st.at(a.dst, a.x)); break;
@@ -156,7 +159,7 @@ void distribution_step(schedule& s, layers& st, const gen::shape& sh, int i, int
   const int n = sh.N[static_cast<std::size_t>(i)], fl = n / 2, ce = n - fl, p = sh.p;
   s.next_round();
   rs::message_regions out, in;
-  for (int a = n % 2; a < ce; ++a) {
+  for (int a = ce - 1; a >= n % 2; --a) {  // decreasing placements: increasing parts
     out.add(st.at(0, a));
     in.add(st.at(0, a + fl));
   }
