@@ -155,6 +155,10 @@ TEST_CASE("the paper's Tables 1-3 entry for entry") {
       const auto ur = static_cast<std::size_t>(r);
       CHECK(circ::baseblock(s, r) == t["baseblock"][ur].get<int>());
       const auto recv = recv_of(s, r), send = send_of(s, r);
+      std::vector<int> both_recv(static_cast<std::size_t>(s.q)), both_send(static_cast<std::size_t>(s.q));
+      CHECK(circ::schedules(s, r, both_recv, both_send) == circ::baseblock(s, r));
+      CHECK(both_recv == recv);
+      CHECK(both_send == send);
       for (int k = 0; k < s.q; ++k) {
         CAPTURE(k);
         const auto uk = static_cast<std::size_t>(k);

@@ -62,8 +62,7 @@ struct counting_stats {
 // The receive-schedule search (Algorithm 4 of the paper, algorithms.md 1.3) for rank r:
 // finds the intermediate ranks c_0 < c_1 < ... towards target = p + r (searching upwards
 // from 0 avoids modular arithmetic); the skip index e of the last hop to c_k gives recv[k]
-// (the baseblock when e == q, else block e - q). Returns r's baseblock. Stops once
-// recv[0..limit-1] are known: entries are only ever appended, so a prefix is final as soon
+// (the baseblock b when e == q, else block e - q). Stops once recv[0..limit-1] are known: entries are only ever appended, so a prefix is final as soon
 // as it is filled.
 //
 // Two representation choices keep it fast without changing what it computes:
@@ -76,10 +75,9 @@ struct counting_stats {
 //    so that the state stays in registers.
 // tests/test_circulant_schedule.cpp checks both against a literal transcription.
 template <class Stats>
-int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats& stats) {
+void recv_search(const skips& s, std::int64_t r, int b, int* recv, int limit, Stats& stats) {
   const int q = s.q;
-  const int b = baseblock(s, r);
-  if (limit == 0) return b;
+  if (limit == 0) return;
   const std::int64_t target = s.p + r;
 
   // The list of remaining skip indices 0..q, kept shifted up by one: bit e + 1 stands for
@@ -122,7 +120,7 @@ int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats& sta
     // Accept c = at + skip[e] for round `found`, unless this frame is done or its interval
     // is already filled (at > lo): then return to the caller, which tries its own c.
     while (e < 0 || at > lo) {
-      if (depth == 0) return b;
+      if (depth == 0) return;
       const frame& f = pending[static_cast<std::size_t>(--depth)];
       e = f.e;
       at -= s[e];
@@ -134,7 +132,7 @@ int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats& sta
     // other index e becomes the negative block e - q, so that b is the only non-negative
     // entry (Condition 3).
     recv[found++] = e == q ? b : e - q;
-    if (found == limit) return b;
+    if (found == limit) return;
     remaining &= ~(std::uint64_t{2} << e);
     lim = std::min(lo, bound - 1);
     lo = target - s[found + 1];
@@ -143,8 +141,8 @@ int recv_search(const skips& s, std::int64_t r, int* recv, int limit, Stats& sta
 }
 
 template <class Stats>
-void recv_schedule_impl(const skips& s, std::int64_t r, int* recv, Stats& stats) {
-  recv_search(s, r, recv, s.q, stats);
+void recv_schedule_impl(const skips& s, std::int64_t r, int b, int* recv, Stats& stats) {
+  recv_search(s, r, b, recv, s.q, stats);
 }
 
 template <class Stats>
@@ -153,19 +151,19 @@ int violation_block(const skips& s, std::int64_t r, int k, Stats& stats) {
   // is final once k + 1 entries are found, so the search stops there.
   std::array<int, max_q> to_recv;
   stats.violation();
-  recv_search(s, s.to(r, k), to_recv.data(), k + 1, stats);
+  const std::int64_t to = s.to(r, k);
+  recv_search(s, to, baseblock(s, to), to_recv.data(), k + 1, stats);
   return to_recv[static_cast<std::size_t>(k)];
 }
 
 template <class Stats>
-void send_schedule_impl(const skips& s, std::int64_t r, int* send, Stats& stats) {
+void send_schedule_impl(const skips& s, std::int64_t r, int b, int* send, Stats& stats) {
   const int q = s.q;
   if (q == 0) return;
   if (r == 0) {  // the root sends block k in round k
     for (int k = 0; k < q; ++k) send[k] = k;
     return;
   }
-  const int b = baseblock(s, r);
   std::int64_t v = r;  // virtual rank
   std::int64_t e = s.p;  // invariant: v < e
   int c = b;  // block to send while v stays in the lower part
@@ -199,29 +197,51 @@ void require_size(const skips& s, std::span<int> a, const char* what) {
 void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv) {
   require_size(s, recv, "recv_schedule");
   no_stats none;
-  recv_schedule_impl(s, r, recv.data(), none);
+  recv_schedule_impl(s, r, baseblock(s, r), recv.data(), none);
 }
 
 void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv, schedule_stats* stats) {
   require_size(s, recv, "recv_schedule");
   if (stats == nullptr) return recv_schedule(s, r, recv);
   counting_stats counting;
-  recv_schedule_impl(s, r, recv.data(), counting);
+  recv_schedule_impl(s, r, baseblock(s, r), recv.data(), counting);
   *stats = counting.counts;
 }
 
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send) {
   require_size(s, send, "send_schedule");
   no_stats none;
-  send_schedule_impl(s, r, send.data(), none);
+  send_schedule_impl(s, r, baseblock(s, r), send.data(), none);
 }
 
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send, schedule_stats* stats) {
   require_size(s, send, "send_schedule");
   if (stats == nullptr) return send_schedule(s, r, send);
   counting_stats counting;
-  send_schedule_impl(s, r, send.data(), counting);
+  send_schedule_impl(s, r, baseblock(s, r), send.data(), counting);
   *stats = counting.counts;
+}
+
+int schedules(const skips& s, std::int64_t r, std::span<int> recv, std::span<int> send,
+              schedule_stats* stats) {
+  require_size(s, recv, "schedules");
+  require_size(s, send, "schedules");
+  const int b = baseblock(s, r);
+  if (stats == nullptr) {
+    no_stats none;
+    recv_schedule_impl(s, r, b, recv.data(), none);
+    send_schedule_impl(s, r, b, send.data(), none);
+    return b;
+  }
+  // Recursion counters of r's own receive schedule; violations of its send schedule (the
+  // receive schedules run for violations are other ranks' and not counted here).
+  counting_stats own;
+  recv_schedule_impl(s, r, b, recv.data(), own);
+  counting_stats violations;
+  send_schedule_impl(s, r, b, send.data(), violations);
+  *stats = own.counts;
+  stats->violations = violations.counts.violations;
+  return b;
 }
 
 void send_schedule_reference(const skips& s, std::int64_t r, std::span<int> send) {
@@ -229,7 +249,8 @@ void send_schedule_reference(const skips& s, std::int64_t r, std::span<int> send
   std::array<int, max_q> to_recv;
   no_stats none;
   for (int k = 0; k < s.q; ++k) {
-    recv_schedule_impl(s, s.to(r, k), to_recv.data(), none);
+    const std::int64_t to = s.to(r, k);
+    recv_schedule_impl(s, to, baseblock(s, to), to_recv.data(), none);
     send[static_cast<std::size_t>(k)] = to_recv[static_cast<std::size_t>(k)];
   }
 }
@@ -272,16 +293,12 @@ void compute_schedule_table(const skips& s, schedule_table& out) {
   out.max_violations_rank = -1;
   std::array<int, max_q> recv, send;
   for (std::int64_t r = 0; r < s.p; ++r) {
-    schedule_stats rs, ss;
-    recv_schedule(s, r, recv, &rs);
-    send_schedule(s, r, send, &ss);
-    // Recursion counters come from this rank's own receive schedule; those of the
-    // receive schedules run for send violations belong to other ranks' columns.
-    rs.violations = ss.violations;
-    if (ss.violations > out.max_stats.violations || out.max_violations_rank < 0)
+    schedule_stats st;
+    const int b = schedules(s, r, recv, send, &st);
+    if (st.violations > out.max_stats.violations || out.max_violations_rank < 0)
       out.max_violations_rank = r;
-    raise_max(out.max_stats, rs);
-    out.baseblock[static_cast<std::size_t>(r)] = static_cast<std::int8_t>(baseblock(s, r));
+    raise_max(out.max_stats, st);
+    out.baseblock[static_cast<std::size_t>(r)] = static_cast<std::int8_t>(b);
     for (int k = 0; k < q; ++k) {
       out.recv[out.index(r, k)] = static_cast<std::int8_t>(recv[static_cast<std::size_t>(k)]);
       out.send[out.index(r, k)] = static_cast<std::int8_t>(send[static_cast<std::size_t>(k)]);

@@ -85,6 +85,12 @@ void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv, schedule
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send);
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send, schedule_stats* stats);
 
+// Both schedules of rank r with one baseblock computation (what a collective needs);
+// returns the baseblock. With stats: the recursion/search counters of r's own receive
+// schedule and the violations of its send schedule.
+int schedules(const skips& s, std::int64_t r, std::span<int> recv, std::span<int> send,
+              schedule_stats* stats = nullptr);
+
 // The straightforward O(log^2 p) send schedule: send[k] = recv schedule of
 // (r + skip[k]) mod p, entry k. The reference for tests and the benchmark.
 void send_schedule_reference(const skips& s, std::int64_t r, std::span<int> send);
