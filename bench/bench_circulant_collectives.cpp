@@ -22,7 +22,8 @@
 //   bench_circulant_collectives [--coll bcast,allreduce,allgatherv] [--p 2,3,4,8,16]
 //       [--sizes 8,1Ki,64Ki,1Mi,16Mi] [--modes regular,irregular,degenerate]
 //       [--algos a,b,...] [--time SEC] [--batches N] [--quick] [--no-table] [--no-check]
-//       [--max-memory BYTES]
+//       [--max-memory BYTES] [--blocks N]
+// --blocks N fixes circulant's number of blocks n (default: the cost model's choice).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -53,6 +54,7 @@ struct options {
   bool table = true;
   bool check = true;
   std::size_t max_memory = std::size_t{2} << 30;  // buffers of all ranks together
+  int blocks = 0;  // circulant's n (algo_params::blocks); 0: the cost model chooses
 };
 
 // ---- parsing ------------------------------------------------------------------------------
@@ -119,7 +121,7 @@ std::vector<std::uint64_t> gv_counts(const std::string& mode, int p, std::size_t
   return counts;
 }
 
-call make_call(const config& cf, std::string_view algo) {
+call make_call(const config& cf, std::string_view algo, int blocks = 0) {
   call c;
   c.args.coll = cf.coll;
   c.args.p = cf.p;
@@ -136,6 +138,8 @@ call make_call(const config& cf, std::string_view algo) {
       c.args.count = 0;
     }
   }
+  if (algo == "circulant") c.args.params.blocks = blocks;
+  c.choice.params = c.args.params;
   c.args.elem_size = c.type.size;
   c.args.commutative = true;
   c.reduction = ops::sum;
@@ -231,7 +235,7 @@ struct outcome {
 };
 
 outcome measure(const config& cf, std::string_view algo, const options& o) {
-  const call c = make_call(cf, algo);
+  const call c = make_call(cf, algo, o.blocks);
   std::vector<double> result(static_cast<std::size_t>(cf.p), 0.0);
   std::atomic<std::size_t> wrong{0};
   team_options topt = team_options::from_environment();
@@ -346,7 +350,7 @@ int usage(const char* prog) {
   fmt::print(stderr,
              "usage: {} [--coll bcast,allreduce,allgatherv] [--p 2,3,4,8,16] [--sizes 8,1Ki,64Ki,1Mi,16Mi]\n"
              "          [--modes regular,irregular,degenerate] [--algos a,b] [--time SEC] [--batches N]\n"
-             "          [--quick] [--no-table] [--no-check] [--max-memory BYTES]\n",
+             "          [--quick] [--no-table] [--no-check] [--max-memory BYTES] [--blocks N]\n",
              prog);
   return 2;
 }
@@ -373,6 +377,7 @@ int main(int argc, char** argv) {
       else if (a == "--time" && has) o.seconds = std::stod(argv[++i]);
       else if (a == "--batches" && has) o.batches = std::max(1, std::stoi(argv[++i]));
       else if (a == "--max-memory" && has) o.max_memory = parse_size(argv[++i]);
+      else if (a == "--blocks" && has) o.blocks = std::stoi(argv[++i]);
       else if (a == "--quick") {
         o.ps = {2, 4, 8};
         o.sizes = {8, 64 << 10, 1 << 20};
