@@ -85,8 +85,9 @@ void recv_search(const skips& s, std::int64_t r, int b, int* recv, int limit, St
   // The baseblock's index is removed: the path to r itself is not an intermediate.
   std::uint64_t remaining = ((std::uint64_t{4} << q) - 1) & ~(std::uint64_t{2} << b);
   auto next_below = [&remaining](int e) {  // next smaller remaining index, -1 at the end
-    // the highest set bit h among bits 0..e stands for index h - 1
-    return 62 - std::countl_zero(remaining & ((std::uint64_t{2} << e) - 1));
+    // The highest set bit h among bits 0..e stands for index h - 1. The sentinel keeps
+    // the argument non-zero, so the bare count-leading-zeros instruction does.
+    return 62 - __builtin_clzll(remaining & ((std::uint64_t{2} << e) - 1));
   };
 
   // Pending frames of the paper's recursion search(at, bound, e). A frame's `at` is fixed
