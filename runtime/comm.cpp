@@ -177,10 +177,25 @@ bool try_receive(engine& e, operation& op, int from) {
   return false;
 }
 
-void run_steps(operation& op, std::span<const local_step> steps) {
+// Another rank's buffers for a direct read in call `call` (published when its operation
+// started; the schedule's fence guarantees that happened before we read).
+struct remote_context {
+  team_state* t;
+  std::uint32_t call;
+};
+const detail::buffer_table* remote_buffers(const void* context, int rank) {
+  const auto& c = *static_cast<const remote_context*>(context);
+  const auto& entry = c.t->slots[rank].published[c.call % 16];
+  if (entry.call.load(std::memory_order_acquire) != c.call)
+    throw mismatch_error(rank, "direct read", fmt::format("rank {} has not published its buffers for call #{}", rank, c.call));
+  return entry.table.load(std::memory_order_acquire);
+}
+
+void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
+  const remote_context context{&e.t, op.tag.call};
   for (const local_step& st : steps) {
     if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
-    detail::run_step(st, op.buffers, op.red);
+    detail::run_step(st, op.buffers, op.red, &remote_buffers, &context);
   }
 }
 
@@ -196,7 +211,12 @@ bool advance(engine& e, operation& op) {
   bool moved = false;
   const bool tracing = e.t.options.trace;
   if (!op.started) {
-    if (op.plan) run_steps(op, op.plan->prologue());
+    if (op.plan) {  // any rank may be read directly by shared-memory direct algorithms
+      auto& entry = e.t.slots[e.me].published[op.tag.call % 16];
+      entry.table.store(&op.buffers, std::memory_order_relaxed);
+      entry.call.store(op.tag.call, std::memory_order_release);
+    }
+    if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;
   }
   const std::size_t rounds = op.p2p ? 1 : op.plan->rounds().size();
@@ -205,7 +225,7 @@ bool advance(engine& e, operation& op) {
     const int to = op.p2p ? op.p2p_to : rd->send_to;
     const int from = op.p2p ? op.p2p_from : rd->recv_from;
     if (!op.pre_done) {
-      if (rd) run_steps(op, op.plan->pre_steps(*rd));
+      if (rd) run_steps(e, op, op.plan->pre_steps(*rd));
       if (tracing) op.round_begin_ns = e.t.now_ns();
       op.pre_done = moved = true;
     }
@@ -236,7 +256,7 @@ bool advance(engine& e, operation& op) {
         for (const piece& pc : op.send_pieces) sent += pc.bytes;
       record_trace(e, op, to, from, sent);
     }
-    if (rd) run_steps(op, op.plan->post_steps(*rd));
+    if (rd) run_steps(e, op, op.plan->post_steps(*rd));
     ++op.round;
     op.reset_round();
     moved = true;

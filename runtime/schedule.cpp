@@ -69,11 +69,26 @@ void schedule::recv(int from, region reg, combine how) {
   r.recv_end = static_cast<std::uint32_t>(recv_regions_.size());
 }
 
-void schedule::local(region src, region dst, combine how) {
+void schedule::remote(int rank, region src, region dst, combine how) {
+  if (rank < 0 || rank >= p_)
+    throw usage_error(rank_, "schedule", fmt::format("remote step from rank {} outside 0..{}", rank, p_ - 1));
+  reads_remote_ = true;
+  local(src, dst, how, rank);
+}
+
+void schedule::fence_rounds() {
+  for (std::int64_t dist = 1; dist < p_; dist *= 2) {
+    next_round();
+    send(static_cast<int>((rank_ + dist) % p_), region{out_buffer, 0, 0});
+    recv(static_cast<int>(((rank_ - dist) % p_ + p_) % p_), region{out_buffer, 0, 0});
+  }
+}
+
+void schedule::local(region src, region dst, combine how, int src_rank) {
   if (src.count != dst.count)
     throw usage_error(rank_, "schedule",
                       fmt::format("local step from {} to {} changes the size", show(src), show(dst)));
-  steps_.push_back({src, dst, how});
+  steps_.push_back({src, dst, how, src_rank});
   const auto end = static_cast<std::uint32_t>(steps_.size());
   if (rounds_.empty()) {
     prologue_end_ = end;
@@ -139,7 +154,8 @@ std::string schedule::describe() const {
   std::string s = fmt::format("rank {} of {}: {} rounds\n", rank_, p_, rounds_.size());
   auto steps = [&](std::span<const local_step> ls, const char* when) {
     for (const auto& st : ls)
-      s += fmt::format("    {} {} {} -> {}\n", when, show(st.how), show(st.src), show(st.dst));
+      s += fmt::format("    {} {} {}{} -> {}\n", when, show(st.how),
+                       st.src_rank == no_rank ? "" : fmt::format("rank {}:", st.src_rank), show(st.src), show(st.dst));
   };
   steps(prologue(), "prologue");
   for (std::size_t i = 0; i < rounds_.size(); ++i) {

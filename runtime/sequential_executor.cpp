@@ -29,6 +29,10 @@ rank_state prepare(const schedule& s, const rank_buffers& b, std::size_t elem) {
   return st;
 }
 
+const detail::buffer_table* peer_buffers(const void* context, int rank) {
+  return &(*static_cast<const std::vector<rank_state>*>(context))[static_cast<std::size_t>(rank)].buffers;
+}
+
 [[noreturn]] void unmatched(int rank, std::size_t round, const std::string& what) {
   throw usage_error(rank, "sequential executor", fmt::format("round {}: {}", round, what));
 }
@@ -62,7 +66,7 @@ void execute_sequential(const schedule_set& schedules, std::span<const rank_buff
   auto run_steps = [&](int r, std::span<const local_step> steps) {
     for (const local_step& st : steps) {
       if (st.how != combine::copy) kernel_for_steps();
-      detail::run_step(st, state[r].buffers, red);
+      detail::run_step(st, state[r].buffers, red, &peer_buffers, &state);
     }
   };
 

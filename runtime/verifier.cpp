@@ -34,9 +34,19 @@ struct checker {
     if (written && r.buffer == in_buffer && r.count > 0)
       fail(fmt::format("rank {} round {}: {} writes the caller's send buffer", s.rank(), round, what));
   }
+  const schedule_set* all = nullptr;
   void check_steps(const schedule& s, std::span<const local_step> steps, std::size_t round) {
     for (const local_step& st : steps) {
-      check_region(s, st.src, false, "local step source", round);
+      if (st.src_rank != no_rank) {
+        report.remote_elements += st.src.count;
+        if (st.src_rank < 0 || static_cast<std::size_t>(st.src_rank) >= all->size())
+          fail(fmt::format("rank {} round {}: remote step from rank {} that does not exist", s.rank(), round,
+                           st.src_rank));
+        else
+          check_region((*all)[static_cast<std::size_t>(st.src_rank)], st.src, false, "remote step source", round);
+      } else {
+        check_region(s, st.src, false, "local step source", round);
+      }
       check_region(s, st.dst, true, "local step destination", round);
       if (st.src.count != st.dst.count)
         fail(fmt::format("rank {} round {}: local step changes size", s.rank(), round));
@@ -50,6 +60,7 @@ struct checker {
 verify_report verify(const schedule_set& schedules, bool count_receives) {
   verify_report report;
   checker c{report};
+  c.all = &schedules;
   const int p = static_cast<int>(schedules.size());
   if (count_receives) {
     report.receives_per_element.resize(p);

@@ -37,6 +37,10 @@ struct local_step {
   region src;
   region dst;
   combine how = combine::copy;
+  // Shared-memory direct algorithms only (outside the one-ported model): read `src` from
+  // this rank's buffers instead of our own. Safe between two fences (fence_rounds) during
+  // which the owner does not write that region.
+  int src_rank = no_rank;
 };
 
 struct round {
@@ -63,6 +67,11 @@ class schedule {
   void recv(int from, region r, combine how = combine::copy);
   void copy(region src, region dst) { local(src, dst, combine::copy); }
   void reduce(region src, region dst, combine how) { local(src, dst, how); }
+  // A step reading another rank's buffer directly (shared-memory direct algorithms).
+  void remote(int rank, region src, region dst, combine how = combine::copy);
+  // Appends a dissemination barrier (ceil(log2 p) rounds of empty messages): afterwards
+  // every rank has finished everything before it, so buffers can be read directly.
+  void fence_rounds();
   buffer_id scratch(std::uint64_t count);  // a new temporary buffer of `count` elements
   // Removes trailing rounds without communication or local steps.
   void trim();
@@ -80,6 +89,7 @@ class schedule {
   std::span<const local_step> pre_steps(const round& r) const;
   std::span<const local_step> post_steps(const round& r) const;
   std::span<const local_step> prologue() const;
+  bool reads_remote() const { return reads_remote_; }
   std::uint64_t send_count(const round& r) const;  // elements in the round's message
   std::uint64_t recv_count(const round& r) const;
   // Index of the last round that communicates, plus one.
@@ -89,7 +99,7 @@ class schedule {
   std::string describe() const;
 
  private:
-  void local(region src, region dst, combine how);
+  void local(region src, region dst, combine how, int src_rank = no_rank);
   round& current(const char* what);
 
   int rank_ = 0;
@@ -102,6 +112,7 @@ class schedule {
   std::vector<region> recv_regions_;
   std::vector<local_step> steps_;
   std::uint32_t prologue_end_ = 0;
+  bool reads_remote_ = false;
 };
 
 // All ranks' schedules of one collective call.

@@ -4,6 +4,7 @@
 #pragma once
 #include <sched.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -40,6 +41,13 @@ struct alignas(64) rank_slot {
   binding_info binding;
   std::vector<trace_event> trace;
   std::string leftover;  // messages the rank never received, noted when its comm ends
+  // Buffers of this rank's calls that others may read directly (shared-memory direct
+  // algorithms), by call number modulo the table size.
+  struct published_buffers {
+    std::atomic<std::uint32_t> call{0};
+    std::atomic<const buffer_table*> table{nullptr};
+  };
+  std::array<published_buffers, 16> published;
 };
 
 struct team_state {
