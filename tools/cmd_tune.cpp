@@ -2,9 +2,11 @@
 // algorithm is fastest per collective, p range and message-size band; writes a selection
 // table (ranklab/selection.hpp) that "auto" uses when RANKLAB_SELECTION names it.
 //   alpha, beta: one-way time of sendrecv ping-pong between two rank threads at several
-//                sizes, least squares on relative error; where one line fits poorly (eager
-//                inline messages vs descriptor copies) the sizes are split into bands.
-//   gamma:       the sum kernel's time per byte (int32, float32, float64; the median).
+//                sizes (fastest batch), least squares on relative error; where one line fits
+//                poorly (eager inline messages vs descriptor copies, caches) the sizes are
+//                split into bands.
+//   gamma:       the sum kernel's time per byte (fastest batch; int32, float32, float64:
+//                the median of the three).
 //   rules:       every algorithm accepting the call, run on the thread executor through
 //                comm::run_collective, batches interleaved across algorithms, the median of
 //                the batches; the fastest per band, then the next fastest until one without
@@ -130,7 +132,9 @@ struct sample {
   double seconds = 0;
 };
 
-// One-way times from ping-pong between ranks 0 and 1, median of the batches per size.
+// One-way times from ping-pong between ranks 0 and 1 per size: the fastest of the batches
+// (a calibration wants the machine's own cost; other processes on a shared machine only
+// ever add time, and a ping-pong stalls whenever either thread loses its core).
 std::vector<sample> ping_pong(const std::vector<std::uint64_t>& sizes, int batches, double batch_seconds) {
   std::vector<std::vector<double>> times(sizes.size());
   const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
@@ -169,7 +173,7 @@ std::vector<sample> ping_pong(const std::vector<std::uint64_t>& sizes, int batch
       measuring_options());
   std::vector<sample> out;
   for (std::size_t s = 0; s < sizes.size(); ++s)
-    out.push_back({static_cast<double>(sizes[s]), median(times[s])});
+    out.push_back({static_cast<double>(sizes[s]), *std::min_element(times[s].begin(), times[s].end())});
   return out;
 }
 
@@ -200,18 +204,20 @@ line_fit fit_line(std::span<const sample> pts) {
 }
 
 constexpr double poor_fit = 0.20;  // max relative error above which a band is split
+constexpr std::size_t min_band_points = 3;
 
 // Splits the sizes where one line fits poorly: at the split minimising the summed squared
-// relative error of the two sides, recursively (depth 2: at most 4 bands).
+// relative error of the two sides, if that at least halves it, recursively (depth 2: at
+// most 4 bands of at least 3 sizes each).
 void split_bands(std::span<const sample> pts, int depth, std::vector<cost_band>& out) {
   const line_fit whole = fit_line(pts);
-  if (depth == 0 || pts.size() < 4 || whole.max_rel_error <= poor_fit) {
+  if (depth == 0 || pts.size() < 2 * min_band_points || whole.max_rel_error <= poor_fit) {
     out.push_back(cost_band{static_cast<std::uint64_t>(pts.back().bytes), whole.alpha, whole.beta});
     return;
   }
   std::size_t best = 0;
-  double best_err = whole.sum_sq_rel;
-  for (std::size_t i = 2; i + 2 <= pts.size(); ++i) {
+  double best_err = 0.5 * whole.sum_sq_rel;
+  for (std::size_t i = min_band_points; i + min_band_points <= pts.size(); ++i) {
     const double err = fit_line(pts.first(i)).sum_sq_rel + fit_line(pts.subspan(i)).sum_sq_rel;
     if (err < best_err) best = i, best_err = err;
   }
@@ -237,15 +243,15 @@ double kernel_seconds_per_byte(const datatype& t, int batches, double batch_seco
   pass(8);
   const auto reps =
       static_cast<std::uint64_t>(std::clamp(batch_seconds / std::max(seconds_since(t0) / 8, 1e-9), 1.0, 1e6));
-  std::vector<double> per_byte;
+  double per_byte = 1e30;  // the fastest batch, as for ping-pong
   for (int b = 0; b < batches; ++b) {
     t0 = clock_type::now();
     pass(reps);
-    per_byte.push_back(seconds_since(t0) / static_cast<double>(reps * n * sizeof(T)));
+    per_byte = std::min(per_byte, seconds_since(t0) / static_cast<double>(reps * n * sizeof(T)));
   }
   // Keep the result observable so the loop is not optimised away.
   if (inout[0] == T(-1)) std::fputs("", stderr);
-  return median(per_byte);
+  return per_byte;
 }
 
 // ---- algorithms --------------------------------------------------------------------------------
@@ -512,7 +518,7 @@ int tune_command(tune_options o) {
               : std::vector<std::uint64_t>{0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
   fmt::print(stderr, "[1/3] ping-pong between two rank threads at {} sizes (eager limit {} B)\n", pp_sizes.size(),
              topt.eager_limit);
-  const std::vector<sample> pts = ping_pong(pp_sizes, batches, batch_seconds);
+  const std::vector<sample> pts = ping_pong(pp_sizes, 3 * batches, batch_seconds);
   for (const sample& s : pts)
     fmt::print(stderr, "      {:>10}  {}\n", show_bytes(static_cast<std::uint64_t>(s.bytes)), show_seconds(s.seconds));
   const line_fit global = fit_line(pts);
@@ -531,9 +537,9 @@ int tune_command(tune_options o) {
 
   // 2. gamma
   fmt::print(stderr, "[2/3] reduction kernel (sum) throughput\n");
-  const double g_i32 = kernel_seconds_per_byte<std::int32_t>(datatype_of<std::int32_t>(), batches, batch_seconds);
-  const double g_f32 = kernel_seconds_per_byte<float>(datatype_of<float>(), batches, batch_seconds);
-  const double g_f64 = kernel_seconds_per_byte<double>(datatype_of<double>(), batches, batch_seconds);
+  const double g_i32 = kernel_seconds_per_byte<std::int32_t>(datatype_of<std::int32_t>(), 3 * batches, batch_seconds);
+  const double g_f32 = kernel_seconds_per_byte<float>(datatype_of<float>(), 3 * batches, batch_seconds);
+  const double g_f64 = kernel_seconds_per_byte<double>(datatype_of<double>(), 3 * batches, batch_seconds);
   const double gamma = median({g_i32, g_f32, g_f64});
   fmt::print(stderr, "      int32 {}/B, float32 {}/B, float64 {}/B -> gamma {}/B\n", show_seconds(g_i32),
              show_seconds(g_f32), show_seconds(g_f64), show_seconds(gamma));
