@@ -227,6 +227,7 @@ bool advance(engine& e, operation& op) {
     if (!op.pre_done) {
       if (rd) run_steps(e, op, op.plan->pre_steps(*rd));
       if (tracing) op.round_begin_ns = e.t.now_ns();
+      op.received_bytes = 0;  // kept after the round: sendrecv returns it
       op.pre_done = moved = true;
     }
     if (!op.pieces_ready) {

@@ -85,7 +85,12 @@ int blocks_for(const coll_args& a, int q, std::uint64_t bytes, std::uint64_t max
 
 std::vector<root_part> gathered_parts(const coll_args& a) {
   std::vector<root_part> parts;
-  for (int j = 0; j < a.p; ++j) parts.push_back({j, block_offset(a, j), block_count(a, j)});
+  std::uint64_t packed = 0;  // running offset: block_offset() would sum the prefix each time
+  for (int j = 0; j < a.p; ++j) {
+    const std::uint64_t n = block_count(a, j);
+    parts.push_back({j, a.displs.empty() ? packed : a.displs[static_cast<std::size_t>(j)], n});
+    packed += n;
+  }
   return parts;
 }
 

@@ -60,7 +60,6 @@ struct operation {
 
   void reset_round() {
     pre_done = posted = by_descriptor = received = pieces_ready = false;
-    received_bytes = 0;
   }
 };
 
