@@ -468,14 +468,30 @@ TEST_CASE("the broadcast simulation catches consistent but wrong schedules") {
     CHECK_FALSE(circ::check_conditions(s, broken).ok);  // condition 4
   }
   SUBCASE("a block never received") {
-    // rank 7 gets nothing in round k = 0 (an entry below every offset), and so misses a block
+    // n = 1: a rank that sends nothing real in the one phase loses its baseblock's round
+    std::int64_t leaf = -1;
+    for (std::int64_t r = 1; r < s.p && leaf < 0; ++r) {
+      bool sends = false;
+      for (int k = 0; k < q; ++k) sends |= table.send_at(r, k) >= 0 && s.to(r, k) != 0;
+      if (!sends) leaf = r;
+    }
+    REQUIRE(leaf > 0);
+    int k_base = 0;
+    while (table.recv_at(leaf, k_base) < 0) ++k_base;
+    auto broken = table;
+    set_round(broken, s, leaf, k_base, -1);
+    const auto c = circ::check_broadcast(s, broken, 1, scratch);
+    CHECK_FALSE(c.ok);
+    INFO(c.failure);
+    CHECK(c.failure.find("never receives block 0") != std::string::npos);
+  }
+  SUBCASE("entries out of range") {
     auto broken = table;
     set_round(broken, s, 7, 0, -64);
     const auto c = circ::check_broadcast(s, broken, 2 * q, scratch);
     CHECK_FALSE(c.ok);
-    INFO(c.failure);
-    CHECK((c.failure.find("never receives") != std::string::npos ||
-           c.failure.find("before receiving") != std::string::npos));
+    CHECK(c.failure.find("out of range") != std::string::npos);
+    CHECK_FALSE(circ::check_conditions(s, broken).ok);
   }
 }
 

@@ -493,11 +493,15 @@ check_result check_broadcast(const skips& s, const schedule_table& t, std::span<
   const table_rows rows(t);
   std::array<int, max_q> recv, send;
   for (std::int64_t r = 1; r < s.p; ++r) {  // the root receives nothing and holds everything
+    bool in_range = true;  // the block slot tables cover entries in [-q, q-1]
     for (int k = 0; k < q; ++k) {
       const auto uk = static_cast<std::size_t>(k);
       recv[uk] = rows.recv[uk][r];
-      send[uk] = s[k] == s.p - r ? not_sent : rows.send[uk][r];  // nothing goes to the root
+      send[uk] = rows.send[uk][r];
+      in_range &= recv[uk] >= -q && recv[uk] < q && send[uk] >= -q && send[uk] < q;
+      if (s[k] == s.p - r) send[uk] = not_sent;  // nothing goes to the root
     }
+    if (!in_range) return fail(where(s, r) + ": schedule entry out of range [-q, q-1]");
     for (const auto& bc : cases)
       if (!rank_broadcast_ok(q, bc, recv.data(), send.data(), scratch.data()))
         return describe_rank_broadcast(s, r, bc, recv.data(), send.data(), scratch);
