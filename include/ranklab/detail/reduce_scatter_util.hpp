@@ -131,9 +131,6 @@ class block_store {
     redirect_[static_cast<std::size_t>(b)] = r;
     redirected_[static_cast<std::size_t>(b)] = true;
   }
-  // All blocks already hold this rank's contribution in their accumulators (the builder
-  // copied the send buffer there).
-  void mark_all_accumulated() { std::fill(accumulated_.begin(), accumulated_.end(), true); }
   bool accumulated(int b) const { return accumulated_[static_cast<std::size_t>(b)]; }
 
   // Where block b's current value is read from.
@@ -182,13 +179,10 @@ class block_store {
       for (int b : e.recv_blocks) {
         if (accumulated(b)) continue;
         const region mine = source(b), dst = target(b);
-        if (mine.count == 0) {
-        } else if (reduce_after) {
-          // dst holds the incoming partial: incoming lower -> dst (+) mine
+        if (mine.count > 0 && reduce_after)  // dst will hold the incoming partial: incoming lower -> dst (+) mine
           post.push_back({mine, dst, e.incoming_lower ? combine::reduce_in_right : combine::reduce_in_left});
-        } else {
-          s_.copy(mine, dst);  // pre-step: before the messages
-        }
+        else if (mine.count > 0)
+          s_.copy(mine, dst);  // a pre-step: before the messages
         accumulated_[static_cast<std::size_t>(b)] = true;
       }
       if (e.send_to != no_rank) send_regions(s_, e.send_to, out);
@@ -206,7 +200,6 @@ class block_store {
   }
 
   void idle_round() { s_.next_round(); }
-  schedule& sched() { return s_; }
 
  private:
   buffer_id acc_buffer() const {
