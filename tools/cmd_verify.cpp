@@ -223,7 +223,8 @@ void add_verify_command(CLI::App& app) {
     const auto start = clock_type::now();
     {
       progress_meter meter(pairs, done);
-      // Largest p first: they cost the most, and small ones then fill the gaps at the end.
+      // Indices run from the largest p down, so each worker starts on the expensive end of
+      // its part and the cheap small p are left to balance the load at the end.
       tbb::parallel_for(
           tbb::blocked_range<std::int64_t>(0, graphs, 1),
           [&](const tbb::blocked_range<std::int64_t>& chunk) {
@@ -246,7 +247,8 @@ void add_verify_command(CLI::App& app) {
     const double secs = std::chrono::duration<double>(clock_type::now() - start).count();
 
     fmt::print("verify p = {}..{} ({} value{} of p), blocks n = {}\n", a, b, graphs, graphs == 1 ? "" : "s", fmt::join(block_texts, ","));
-    fmt::print("  checked {} (p, rank) pairs: conditions 1-4, Algorithm 1 for each n\n", pairs);
+    fmt::print("  checked {} (p, rank) pairs: conditions 1-4; Algorithm 1 for each n: every block\n"
+               "  exactly once within n-1+q rounds, only held blocks sent, sender and receiver agree\n", pairs);
     fmt::print("  send-schedule violations: {}  [bound {}]\n", describe(tot.violations, "max"),
                circ::max_violations);
     fmt::print("  receive search depth:     {}  [bound q-1]\n", describe(tot.depth, "max"));
