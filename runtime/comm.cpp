@@ -50,11 +50,41 @@ void count_progress(engine& e) {
   progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-// Posts the operation's message of `pieces` to `to`: inline when small and the mailbox has
-// room, else by descriptor (the receiver copies from our memory and releases us). Returns
-// false when the mailbox is full.
+// Takes the express lane's next cell for `box` if the receiver has freed it.
+detail::express_cell* express_slot(detail::mailbox& box) {
+  const std::uint32_t seq = box.sent + 1;
+  if (seq - box.known_consumed > detail::express_cells) {
+    box.known_consumed = box.consumed.load(std::memory_order_acquire);
+    if (seq - box.known_consumed > detail::express_cells) return nullptr;
+  }
+  return &box.cell(seq);
+}
+
+// Posts the operation's message of `pieces` to `to`: in the express lane when it fits one
+// line, inline in the queue when small and the queue has room, else by descriptor (the
+// receiver copies from our memory and releases us). Returns false when the mailbox is full.
 bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
-  auto& queue = e.t.box(e.me, to).queue;
+  detail::mailbox& box = e.t.box(e.me, to);
+  if (bytes <= detail::express_payload && bytes <= e.t.options.eager_limit) {
+    if (detail::express_cell* cell = express_slot(box)) {
+      cell->coll = op.tag.coll;
+      cell->bytes = static_cast<std::uint8_t>(bytes);
+      cell->call = op.tag.call;
+      cell->root = op.tag.root;
+      cell->signature = op.tag.signature;
+      std::byte* dst = cell->payload;
+      for (const piece& pc : op.send_pieces) {
+        if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
+        dst += pc.bytes;
+      }
+      cell->seq.store(++box.sent, std::memory_order_release);
+      op.by_descriptor = false;
+      count_progress(e);
+      e.t.ring(to);
+      return true;
+    }
+  }
+  auto& queue = box.queue;
   const std::size_t room = queue.write_available();
   if (room == 0) return false;
   message_header h;
@@ -63,10 +93,11 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
   h.signature = op.tag.signature;
   h.root = op.tag.root;
   h.bytes = bytes;
+  h.seq = box.sent + 1;
   const std::size_t chunks = chunks_for(detail::header_bytes + bytes);
   if (bytes <= e.t.options.eager_limit && room >= chunks) {
     h.kind = message_kind::eager;
-    h.chunks = static_cast<std::uint32_t>(chunks);
+    h.chunks = static_cast<std::uint16_t>(chunks);
     std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
     std::byte* dst = e.cs.stage[0].bytes + detail::header_bytes;
     for (const piece& pc : op.send_pieces) {
@@ -87,6 +118,7 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
     queue.push(e.cs.stage.data(), 1);
     op.by_descriptor = true;
   }
+  ++box.sent;
   count_progress(e);
   e.t.ring(to);
   return true;
@@ -138,6 +170,33 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
   count_progress(e);
 }
 
+// The next message of the pair (from, me), in sequence order, from the express lane or the
+// queue: its header, and for an eager message its payload copied to `payload`. The message
+// is consumed. Returns false if it has not arrived.
+bool take_next(detail::mailbox& box, message_header& h, std::vector<chunk>& payload) {
+  const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
+  detail::express_cell& cell = box.cell(seq);
+  if (cell.seq.load(std::memory_order_acquire) == seq) {
+    h = message_header{};
+    h.coll = cell.coll;
+    h.call = cell.call;
+    h.root = cell.root;
+    h.signature = cell.signature;
+    h.bytes = cell.bytes;
+    h.seq = seq;
+    std::memcpy(payload[0].bytes + detail::header_bytes, cell.payload, h.bytes);
+  } else {
+    auto& queue = box.queue;
+    if (queue.read_available() == 0) return false;
+    std::memcpy(&h, queue.front().bytes, sizeof h);
+    if (h.seq != seq) return false;  // an express message before it is not visible yet
+    if (h.kind == message_kind::eager) queue.pop(payload.data(), h.chunks);
+    else queue.pop();
+  }
+  box.consumed.store(seq, std::memory_order_release);
+  return true;
+}
+
 // Takes the operation's message from `from` if it has arrived: first among the early
 // messages, then from the mailbox, stashing messages of other calls met on the way.
 bool try_receive(engine& e, operation& op, int from) {
@@ -149,29 +208,17 @@ bool try_receive(engine& e, operation& op, int from) {
     deliver(e, op, from, m.header, m.payload.empty() ? nullptr : m.payload.front().bytes + detail::header_bytes);
     return true;
   }
-  auto& queue = e.t.box(from, e.me).queue;
-  while (queue.read_available() > 0) {
-    message_header h;
-    std::memcpy(&h, queue.front().bytes, sizeof h);
-    const std::size_t chunks = h.chunks;
+  detail::mailbox& box = e.t.box(from, e.me);
+  message_header h;
+  while (take_next(box, h, e.cs.stage)) {
     if (h.call == op.tag.call) {
-      if (h.kind == message_kind::eager) {
-        queue.pop(e.cs.stage.data(), chunks);
-        deliver(e, op, from, h, e.cs.stage[0].bytes + detail::header_bytes);
-      } else {
-        queue.pop();
-        deliver(e, op, from, h, nullptr);
-      }
+      deliver(e, op, from, h, h.kind == message_kind::eager ? e.cs.stage[0].bytes + detail::header_bytes : nullptr);
       return true;
     }
     // A message of another call (an outstanding request, or one this rank has not reached).
     detail::stashed_message m{from, h, {}};
-    if (h.kind == message_kind::eager) {
-      queue.pop(e.cs.stage.data(), chunks);
-      m.payload.assign(e.cs.stage.begin(), e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks));
-    } else {
-      queue.pop();
-    }
+    if (h.kind == message_kind::eager)
+      m.payload.assign(e.cs.stage.begin(), e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks_for(detail::header_bytes + h.bytes)));
     stash.push_back(std::move(m));
   }
   return false;

@@ -120,15 +120,27 @@ void team_state::check_quiet() {
   for (int r = 0; r < p; ++r)
     if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
   for (int from = 0; from < p; ++from)
-    for (int to = 0; to < p; ++to)
-      if (mailbox* b = boxes[static_cast<std::size_t>(from) * p + to].load(); b && b->queue.read_available() > 0) {
+    for (int to = 0; to < p; ++to) {
+      mailbox* b = boxes[static_cast<std::size_t>(from) * p + to].load();
+      if (!b || !b->holds_messages()) continue;
+      // The oldest unreceived message, wherever it waits.
+      const std::uint32_t seq = b->consumed.load() + 1;
+      std::uint8_t coll = point_to_point;
+      std::uint32_t call = 0;
+      if (b->cell(seq).seq.load() == seq) {
+        coll = b->cell(seq).coll;
+        call = b->cell(seq).call;
+      } else if (b->queue.read_available() > 0) {
         message_header h;
         std::memcpy(&h, b->queue.front().bytes, sizeof h);
-        lines += h.coll == point_to_point
-                     ? fmt::format("\n  rank {} sent rank {} a point-to-point message it never received", from, to)
-                     : fmt::format("\n  rank {} sent rank {} a message of its collective #{} ({}) that it never received",
-                                   from, to, h.call, name(static_cast<collective>(h.coll)));
+        coll = h.coll;
+        call = h.call;
       }
+      lines += coll == point_to_point
+                   ? fmt::format("\n  rank {} sent rank {} a point-to-point message it never received", from, to)
+                   : fmt::format("\n  rank {} sent rank {} a message of its collective #{} ({}) that it never received",
+                                 from, to, call, name(static_cast<collective>(coll)));
+    }
   if (!lines.empty())
     throw mismatch_error(no_rank, "run", "ranks returned with messages left undelivered:" + lines);
 }
