@@ -12,7 +12,20 @@
  *   - the target time per size (default 0.2 s) is split over `batches` batches;
  *   - each batch is `iters` back-to-back calls, with a barrier only between
  *     batches; a batch's figure is the max over ranks of the per-call average;
- *   - the reported figure is the median over batches.
+ *   - the reported figure is the median over batches;
+ *   - budget (--max-time, default max(2 s, 10 * --time), 0 = none; with --iters
+ *     the default is none): calibration
+ *     and timed batches of one size stop once the next batch would end past the
+ *     budget (oversubscribed MPICH busy-polls and can take seconds per call).
+ *     Fewer batches are run then (at least one; if not even a single call
+ *     fits after calibration, the last calibration batch is reported). The
+ *     decisions use the elapsed time as the max over ranks, carried by the
+ *     per-batch allreduce, so all ranks agree without extra messages. A size
+ *     can still overrun the budget by about one batch: a batch, once started,
+ *     is never cut short (every rank must make the same number of calls), so
+ *     if calls slow down by orders of magnitude within a batch (a loaded or
+ *     oversubscribed machine), that batch takes that much longer; --max-iters N
+ *     caps the calls per batch (calibration included) to bound this.
  */
 #ifndef RANKLAB_PEER_COMMON_H
 #define RANKLAB_PEER_COMMON_H
@@ -38,8 +51,10 @@
 typedef struct {
   char impl[64];          /* implementation label printed in column 1 */
   double target_seconds;  /* measured time per size, split over batches */
+  double max_seconds;     /* budget per size (calibration + batches); <0: auto, 0: none */
   int batches;            /* number of timed batches (median is reported) */
   long fixed_iters;       /* > 0: skip calibration, use this many per batch */
+  long max_iters;         /* > 0: at most this many calls per batch (calibration too) */
   int json;               /* JSON Lines instead of CSV */
   int header;             /* print the CSV header line */
   int verbose;            /* library version etc. on stderr */
@@ -174,6 +189,10 @@ static int peer_common_option(int argc, char **argv, int *i, peer_opts *o) {
     PEER_NEEDARG();
     o->target_seconds = atof(argv[++*i]);
     if (!(o->target_seconds > 0)) peer_die("--time must be > 0");
+  } else if (!strcmp(a, "--max-time")) {
+    PEER_NEEDARG();
+    o->max_seconds = atof(argv[++*i]);
+    if (!(o->max_seconds >= 0)) peer_die("--max-time must be >= 0 (0: no limit)");
   } else if (!strcmp(a, "--batches")) {
     PEER_NEEDARG();
     o->batches = atoi(argv[++*i]);
@@ -182,6 +201,10 @@ static int peer_common_option(int argc, char **argv, int *i, peer_opts *o) {
     PEER_NEEDARG();
     o->fixed_iters = atol(argv[++*i]);
     if (o->fixed_iters < 1) peer_die("--iters must be >= 1");
+  } else if (!strcmp(a, "--max-iters")) {
+    PEER_NEEDARG();
+    o->max_iters = atol(argv[++*i]);
+    if (o->max_iters < 1) peer_die("--max-iters must be >= 1");
   } else if (!strcmp(a, "--json")) {
     o->json = 1;
   } else if (!strcmp(a, "--no-header")) {
@@ -198,6 +221,7 @@ static int peer_common_option(int argc, char **argv, int *i, peer_opts *o) {
 static void peer_default_opts(peer_opts *o) {
   memset(o, 0, sizeof *o);
   o->target_seconds = 0.2;
+  o->max_seconds = -1; /* auto: see peer_budget() */
   o->batches = 7;
   o->header = 1;
 }
@@ -206,8 +230,13 @@ static const char *peer_common_usage =
     "  --impl NAME     label for column 1 (default: detected: openmpi, mpich)\n"
     "  --sizes LIST    sizes in bytes: 8,64,4Ki,1Mi or lo:hi[:factor]\n"
     "  --time SEC      measured time per size, split over batches (default 0.2)\n"
+    "  --max-time SEC  budget per size, calibration included: fewer batches (>= 1)\n"
+    "                  when calls are slow (default max(2, 10*--time), with --iters\n"
+    "                  none; 0: none)\n"
     "  --batches N     timed batches, median reported (default 7)\n"
     "  --iters N       fixed iterations per batch (skips calibration)\n"
+    "  --max-iters N   at most N calls per batch: bounds the cost of a batch whose\n"
+    "                  calls slow down after calibration (default: no cap)\n"
     "  --json          JSON Lines output instead of CSV\n"
     "  --no-header     omit the CSV header line\n"
     "  -v, --verbose   library version and iteration counts on stderr\n";
@@ -225,46 +254,120 @@ static double peer_median(double *v, int n) {
 /* The operation being timed: performs `iters` back-to-back calls. */
 typedef void (*peer_kernel)(void *ctx, long iters);
 
-/* Seconds per call, max over ranks, for one batch of `iters` calls.
- * Only a barrier precedes the batch; the calls themselves run back to back. */
-static double peer_time_batch(peer_kernel k, void *ctx, long iters, MPI_Comm comm) {
+/* One batch of `iters` back-to-back calls, only a barrier before it. Returns the
+ * seconds per call, max over ranks; *elapsed (if given) receives the max over
+ * ranks of MPI_Wtime() - t_start at the end of the batch. Both come from one
+ * allreduce, so they are identical on every rank. */
+static double peer_time_batch_at(peer_kernel k, void *ctx, long iters, MPI_Comm comm,
+                                 double t_start, double *elapsed) {
   MPI_Barrier(comm);
   double t0 = MPI_Wtime();
   k(ctx, iters);
-  double local = (MPI_Wtime() - t0) / (double)iters, global;
-  MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return global;
+  double t1 = MPI_Wtime();
+  double local[2] = {(t1 - t0) / (double)iters, t1 - t_start}, global[2];
+  MPI_Allreduce(local, global, 2, MPI_DOUBLE, MPI_MAX, comm);
+  if (elapsed) *elapsed = global[1];
+  return global[0];
 }
 
-/* Warm up + pick iterations per batch so that all batches together take about
- * o->target_seconds. The calibration runs double as warm-up. */
-static long peer_calibrate(const peer_opts *o, peer_kernel k, void *ctx, MPI_Comm comm) {
+/* Budget per size in seconds (0: unlimited). The automatic default applies only
+ * to calibrated runs: with --iters the caller fixed the work (mpi_pingpong --ring
+ * does by default), so only an explicit --max-time limits it. */
+static double peer_budget(const peer_opts *o) {
+  if (o->max_seconds >= 0) return o->max_seconds;
+  if (o->fixed_iters > 0) return 0;
+  double b = 10 * o->target_seconds;
+  return b > 2.0 ? b : 2.0;
+}
+
+/* Would a batch of `iters` calls at `per_call` s, started at `elapsed`, end past the budget? */
+static int peer_over_budget(double budget, double elapsed, double per_call, long iters) {
+  return budget > 0 && elapsed + per_call * (double)iters > budget;
+}
+
+typedef struct {
+  long iters;      /* calls per timed batch */
+  int batches;     /* timed batches actually run (<= o->batches); 0: calibration batch reported */
+  int cut;         /* 1 if the budget reduced the batches (or the calibration) */
+  double elapsed;  /* seconds spent (max over ranks), calibration included */
+} peer_result;
+
+/* Warm-up + calibration (doubling until one batch takes >= PEER_CALIB_SECONDS, or
+ * the next doubling would overrun the budget), then up to o->batches timed batches
+ * of `iters` calls such that all batches together take about o->target_seconds,
+ * fewer if the budget would be exceeded. Returns the median seconds per call. */
+static double peer_measure_ex(const peer_opts *o, peer_kernel k, void *ctx, MPI_Comm comm,
+                              peer_result *res) {
+  const double budget = peer_budget(o);
+  MPI_Barrier(comm);
+  const double t_start = MPI_Wtime();
+  double elapsed = 0, per_call = 0;
+  const long cap = o->max_iters > 0 && o->max_iters < PEER_MAX_ITERS ? o->max_iters : PEER_MAX_ITERS;
+  long iters, calib_iters = 1;
+  int cut = 0;
   if (o->fixed_iters > 0) {
-    peer_time_batch(k, ctx, o->fixed_iters < 4 ? o->fixed_iters : 4, comm); /* warm-up */
-    return o->fixed_iters;
+    iters = o->fixed_iters;
+    long w = iters < 4 ? iters : 4;
+    per_call = peer_time_batch_at(k, ctx, w, comm, t_start, &elapsed); /* warm-up */
+  } else {
+    iters = 1;
+    for (;;) {
+      per_call = peer_time_batch_at(k, ctx, iters, comm, t_start, &elapsed);
+      if (per_call * (double)iters >= PEER_CALIB_SECONDS || iters >= cap) break;
+      if (peer_over_budget(budget, elapsed, per_call, 2 * iters)) { cut = 1; break; }
+      iters = 2 * iters < cap ? 2 * iters : cap;
+    }
+    calib_iters = iters;
+    double want = o->target_seconds / (double)o->batches / (per_call > 0 ? per_call : 1e-9);
+    if (want < 1) want = 1;
+    if (want > (double)cap) want = (double)cap;
+    iters = (long)want;
   }
-  long iters = 1;
-  double per_call = 0;
-  for (;;) {
-    per_call = peer_time_batch(k, ctx, iters, comm); /* identical on all ranks */
-    if (per_call * (double)iters >= PEER_CALIB_SECONDS || iters >= PEER_MAX_ITERS) break;
-    iters *= 2;
+  const double calib_per_call = per_call;
+  double *t = (double *)malloc(sizeof(double) * (size_t)o->batches);
+  int nb = 0;
+  for (; nb < o->batches; ++nb) {
+    /* the next batch, predicted from the latest per-call figure */
+    double pred = nb == 0 ? calib_per_call : t[nb - 1];
+    if (peer_over_budget(budget, elapsed, pred, iters)) {
+      /* stop, unless this is the first batch and at least one call still fits
+       * (with --iters: the first batch always runs, unshrunk) */
+      if (nb > 0 || (o->fixed_iters == 0 && budget > 0 && elapsed + pred > budget)) {
+        cut = 1;
+        break;
+      }
+      if (o->fixed_iters == 0) { /* shrink the batch to what fits, at least one call */
+        long fit = (long)((budget - elapsed) / (pred > 0 ? pred : 1e-9));
+        iters = fit < 1 ? 1 : fit;
+        cut = 1;
+      }
+    }
+    t[nb] = peer_time_batch_at(k, ctx, iters, comm, t_start, &elapsed);
   }
-  double want = o->target_seconds / (double)o->batches / (per_call > 0 ? per_call : 1e-9);
-  if (want < 1) want = 1;
-  if (want > PEER_MAX_ITERS) want = PEER_MAX_ITERS;
-  return (long)want;
+  double med;
+  if (nb == 0) { /* not even one call fitted: report the calibration batch */
+    med = calib_per_call;
+    iters = calib_iters;
+  } else {
+    med = peer_median(t, nb);
+  }
+  free(t);
+  if (res) {
+    res->iters = iters;
+    res->batches = nb;
+    res->cut = cut;
+    res->elapsed = elapsed;
+  }
+  return med;
 }
 
-/* Full measurement: calibrate, then `batches` batches; median seconds per call. */
-static double peer_measure(const peer_opts *o, peer_kernel k, void *ctx, MPI_Comm comm,
-                           long *iters_out) {
-  long iters = peer_calibrate(o, k, ctx, comm);
-  double *t = (double *)malloc(sizeof(double) * (size_t)o->batches);
-  for (int b = 0; b < o->batches; ++b) t[b] = peer_time_batch(k, ctx, iters, comm);
-  double med = peer_median(t, o->batches);
-  free(t);
-  if (iters_out) *iters_out = iters;
+/* Full measurement: calibrate, then `batches` batches; median seconds per call.
+ * (inline: no unused-function warning in programs that call peer_measure_ex) */
+static inline double peer_measure(const peer_opts *o, peer_kernel k, void *ctx, MPI_Comm comm,
+                                  long *iters_out) {
+  peer_result r;
+  double med = peer_measure_ex(o, k, ctx, comm, &r);
+  if (iters_out) *iters_out = r.iters;
   return med;
 }
 

@@ -21,7 +21,8 @@
 # (--allow-run-as-root only when running as root; --oversubscribe/--bind-to
 # none when NP > cores.) MPICH busy-polls: oversubscribed runs (NP > cores)
 # slow down by orders of magnitude (milliseconds per round), so they are
-# refused unless PEERS_ALLOW_OVERSUBSCRIBED_MPICH=1.
+# refused unless PEERS_ALLOW_OVERSUBSCRIBED_MPICH=1; then pass e.g.
+# --max-time 0.5 --max-iters 200 to bound each size (see README.md).
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then
