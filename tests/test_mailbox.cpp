@@ -1,7 +1,8 @@
-// The message path between ranks (runtime/detail/mailbox.hpp, comm::sendrecv): eager
-// (inline) and descriptor (large) messages, sizes exactly at and around the eager limit and
-// 0 bytes, the eager limit option and its cap, many messages queued to one peer (the mailbox
-// fills up: the sender falls back to a descriptor or waits), many senders to one receiver,
+// The message path between ranks (runtime/detail/mailbox.hpp, comm::sendrecv): the
+// express lane (up to 40 bytes in one cache line), eager (inline) and descriptor (large)
+// messages, sizes exactly at and around the eager limit and 0 bytes, the eager limit option
+// and its cap, many messages queued to one peer (the mailbox fills up: the sender falls
+// back to a descriptor or waits), many senders to one receiver,
 // and multi-threaded stress with random permutations and checksums.
 //
 // The mailbox is private to the library, so these tests go through comm. Which path a
@@ -67,7 +68,7 @@ std::uint64_t checksum(std::uint64_t h, std::span<const std::byte> data) {
 // Sizes that straddle the message path's boundaries for eager limit `limit`: 0 bytes, the
 // 64-byte chunk, the limit itself, the 4096-byte maximum.
 std::vector<std::size_t> boundary_sizes(std::size_t limit) {
-  std::vector<std::size_t> s = {0, 1, 63, 64, 65, 127, 128, 129, 4095, 4096, 4097, 8192, 65536, 1 << 20};
+  std::vector<std::size_t> s = {0, 1, 40, 41, 63, 64, 65, 127, 128, 129, 4095, 4096, 4097, 8192, 65536, 1 << 20};
   for (std::size_t d : {limit, limit + 1}) s.push_back(d);
   if (limit > 0) s.push_back(limit - 1);
   std::sort(s.begin(), s.end());
@@ -205,7 +206,10 @@ TEST_CASE("a 16 MiB message by descriptor arrives intact") {
 TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls back or waits, order is kept") {
   // 2,000 messages of mixed sizes; the receiver starts late so the mailbox (128 chunks of 64
   // bytes) runs full, and 100-byte or 2048-byte messages no longer fit inline.
-  const std::size_t sizes[] = {0, 8, 100, 1000, 2048, 2049, 3000, 64, 65};
+  // 0..40 bytes take the express lane while it has room, the rest the queue: the receiver
+  // must still see them in the order sent.
+  const std::size_t sizes[] = {0, 8, 40, 100, 1000, 2048, 2049, 3000, 41, 64, 65};
+  constexpr std::size_t kinds = std::size(sizes);
   constexpr int messages = 2000;
   for (std::size_t limit : {std::size_t{2048}, std::size_t{4096}}) {
     CAPTURE(limit);
@@ -214,14 +218,14 @@ TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls
         2,
         [&](comm& c) {
           if (c.rank() == 0) {
-            for (int i = 0; i < messages; ++i) c.send(1, make_message(0, i, sizes[i % 9]));
+            for (int i = 0; i < messages; ++i) c.send(1, make_message(0, i, sizes[i % kinds]));
           } else {
             std::this_thread::sleep_for(20ms);  // let the queue fill (correctness does not depend on it)
             std::vector<std::byte> in(4096);
             for (int i = 0; i < messages; ++i) {
               const std::size_t got = c.recv(0, in);
-              right_size += got == sizes[i % 9];
-              in_order += is_message(std::span(in).first(sizes[i % 9]), 0, i);
+              right_size += got == sizes[i % kinds];
+              in_order += is_message(std::span(in).first(sizes[i % kinds]), 0, i);
             }
           }
         },
