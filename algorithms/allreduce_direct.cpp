@@ -1,7 +1,8 @@
 // Allreduce, shared-memory direct (outside the one-ported model): rank r reduces slice r
 // of all p input buffers, read in place, in rank order (so non-commutative operators are
 // fine); after a fence every rank copies the other slices from their owners.
-// Rounds: 3 ceil(log2 p) (fences). Cost: 3 ceil(log2 p) alpha + (p-1)/p m (gamma + 2 beta).
+// Rounds: 3 (fences, schedule::fence). Cost: 3 fences (about (1 + (p-1)/4) alpha each)
+// + (p-1)/p m (gamma + 2 beta).
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/detail/circulant_collectives.hpp"
 #include "ranklab/registry.hpp"
@@ -24,7 +25,7 @@ schedule build(const coll_args& a, int rank) {
   // keep a copy of it.
   const buffer_id own = s.scratch(mine.count);
   s.copy(slice(in_buffer, rank), region{own, 0, mine.count});
-  s.fence_rounds();  // every input is ready and readable
+  s.fence();  // every input is ready and readable
   // out = in_0 (+) (in_1 (+) ( ... (+) in_{p-1})): fold from the right, each step in_j (+) out.
   auto read = [&](int j, combine how) {
     if (j == rank) s.reduce(region{own, 0, mine.count}, mine, how);
@@ -32,16 +33,16 @@ schedule build(const coll_args& a, int rank) {
   };
   read(a.p - 1, combine::copy);
   for (int j = a.p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
-  s.fence_rounds();  // every slice is final
+  s.fence();  // every slice is final
   for (int j = 0; j < a.p; ++j)
     if (j != rank) s.remote(j, slice(out_buffer, j), slice(out_buffer, j));
-  s.fence_rounds();  // nobody returns while its slice is still read
+  s.fence();  // nobody returns while its slice is still read
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double part = static_cast<double>(a.count * elem) * (a.p - 1) / a.p;
-  return 3 * detail::ceil_log2(a.p) * m.alpha + part * (m.gamma + 2 * m.beta);
+  return 3 * detail::fence_alphas(a.p) * m.alpha + part * (m.gamma + 2 * m.beta);
 }
 
 const algorithm info{

@@ -229,17 +229,35 @@ bool try_receive(engine& e, operation& op, int from) {
 struct remote_context {
   team_state* t;
   std::uint32_t call;
+  std::uint64_t signature;
 };
 const detail::buffer_table* remote_buffers(const void* context, int rank) {
   const auto& c = *static_cast<const remote_context*>(context);
-  const auto& entry = c.t->slots[rank].published[c.call % 16];
+  const auto& entry = c.t->slots[rank].published[c.call % detail::call_slots];
   if (entry.call.load(std::memory_order_acquire) != c.call)
     throw mismatch_error(rank, "direct read", fmt::format("rank {} has not published its buffers for call #{}", rank, c.call));
+  if (entry.signature.load(std::memory_order_relaxed) != c.signature)
+    throw mismatch_error(rank, "direct read",
+                         fmt::format("collective mismatch: rank {} is in a different call #{} (other collective, "
+                                     "counts, type, operator or algorithm)", rank, c.call));
   return entry.table.load(std::memory_order_acquire);
 }
 
 void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
-  const remote_context context{&e.t, op.tag.call};
+  if (steps.empty()) return;
+  const remote_context context{&e.t, op.tag.call, op.tag.signature};
+  // While we may read other ranks' buffers, say so: a rank that unwinds from a failed call
+  // waits for readers before its buffers go away (withdraw_buffers).
+  struct reading_guard {
+    std::atomic<bool>* flag = nullptr;
+    ~reading_guard() {
+      if (flag) flag->store(false, std::memory_order_release);
+    }
+  } guard;
+  if (op.plan && op.plan->reads_remote()) {
+    guard.flag = &e.t.slots[e.me].reading_remote;
+    guard.flag->store(true, std::memory_order_seq_cst);
+  }
   for (const local_step& st : steps) {
     if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
     detail::run_step(st, op.buffers, op.red, &remote_buffers, &context);
@@ -259,8 +277,9 @@ bool advance(engine& e, operation& op) {
   const bool tracing = e.t.options.trace;
   if (!op.started) {
     if (op.plan) {  // any rank may be read directly by shared-memory direct algorithms
-      auto& entry = e.t.slots[e.me].published[op.tag.call % 16];
+      auto& entry = e.t.slots[e.me].published[op.tag.call % detail::call_slots];
       entry.table.store(&op.buffers, std::memory_order_relaxed);
+      entry.signature.store(op.tag.signature, std::memory_order_relaxed);
       entry.call.store(op.tag.call, std::memory_order_release);
     }
     if (op.plan) run_steps(e, op, op.plan->prologue());
@@ -285,6 +304,16 @@ bool advance(engine& e, operation& op) {
         for (const region& r : op.plan->recv_regions(*rd)) op.recv_pieces.push_back(op.buffers.resolve(r));
       }
       op.pieces_ready = true;
+    }
+    if (rd && rd->fence) {
+      auto& counter = e.t.fences[op.tag.call % detail::call_slots].arrived;
+      if (!op.fence_arrived) {
+        op.fence_target = ++e.t.slots[e.me].fences_met[op.tag.call % detail::call_slots] * static_cast<std::uint64_t>(e.t.p);
+        if (counter.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target) e.t.ring_all();
+        op.fence_arrived = moved = true;
+        count_progress(e);
+      }
+      if (counter.load(std::memory_order_acquire) < op.fence_target) return moved;
     }
     if (to != no_rank && !op.posted) {
       std::uint64_t bytes = 0;
@@ -315,8 +344,18 @@ bool advance(engine& e, operation& op) {
 
 // The operation's posted descriptor must not be read once we unwind: withdraw it, or, if a
 // receiver is copying right now, let it finish.
-void abandon(operation& op) {
+// A failed direct-read call: unpublish our buffers so no new reads start, then wait for the
+// reads in progress (Dekker with the reader's flag: both sides store, then load, seq_cst).
+void withdraw_buffers(team_state& t, int me, const operation& op) {
+  t.slots[me].published[op.tag.call % detail::call_slots].call.store(0, std::memory_order_seq_cst);
+  for (int r = 0; r < t.p; ++r)
+    if (r != me)
+      while (t.slots[r].reading_remote.load(std::memory_order_seq_cst)) sched_yield();
+}
+
+void abandon(team_state& t, int me, operation& op) {
   if (op.complete) return;
+  if (op.started && op.plan && op.plan->reads_remote()) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
     std::uint32_t expected = send_descriptor::posted;
     if (!op.descriptor.state.compare_exchange_strong(expected, send_descriptor::cancelled))
@@ -342,6 +381,7 @@ std::pair<wait_reason, int> blocked_on(engine& e, const operation& op) {
   if (op.complete) return {wait_reason::none, no_rank};
   const round* rd = op.p2p || op.round >= op.plan->rounds().size() ? nullptr : &op.plan->rounds()[op.round];
   const int to = rd ? rd->send_to : op.p2p_to, from = rd ? rd->recv_from : op.p2p_from;
+  if (rd && rd->fence) return {wait_reason::fence, no_rank};
   if (to != no_rank && !op.posted) return {wait_reason::space_to, to};
   if (from != no_rank && !op.received) return {wait_reason::message_from, from};
   if (op.by_descriptor) return {wait_reason::release_by, to};
@@ -356,9 +396,9 @@ auto locked(comm_state& cs, F&& f) {
   return f();
 }
 
-void abandon_all(comm_state& cs, operation* first) {
-  if (first) abandon(*first);
-  for (operation* op : cs.active) abandon(*op);
+void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
+  if (first) abandon(t, me, *first);
+  for (operation* op : cs.active) abandon(t, me, *op);
 }
 
 // Blocks until `op` completes, advancing everything outstanding meanwhile.
@@ -368,7 +408,7 @@ void wait_for(engine& e, operation& op) {
         e.me, [&] { return locked(e.cs, [&] { progress_all(e, &op); return op.complete; }); },
         [&] { return blocked_on(e, op); }, op.name);
   } catch (...) {
-    locked(e.cs, [&] { abandon_all(e.cs, &op); });
+    locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
     throw;
   }
   if (op.error) std::rethrow_exception(op.error);
@@ -485,7 +525,7 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
       try {
         progress_all(e, nullptr);
       } catch (...) {
-        abandon_all(cs, nullptr);
+        abandon_all(*t, rank, cs, nullptr);
       }
       idle = cs.active.empty();
     }
@@ -621,7 +661,7 @@ request comm::start_collective(const call& c, const void* in, void* out) {
     try {
       advance(e, *raw);  // start now: the first sends go out before the caller computes
     } catch (...) {
-      abandon(*raw);
+      abandon(*team_, rank_, *raw);
     }
   });
   return request(team_, state_, rank_, std::move(op));
@@ -716,7 +756,7 @@ bool request::test() {
   try {
     locked(*state_, [&] { progress_all(e, op_.get()); });
   } catch (...) {
-    locked(*state_, [&] { abandon_all(*state_, op_.get()); });
+    locked(*state_, [&] { abandon_all(*team_, rank_, *state_, op_.get()); });
     throw;
   }
   if (op_->complete && op_->error) std::rethrow_exception(op_->error);

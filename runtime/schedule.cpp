@@ -46,6 +46,7 @@ round& schedule::current(const char* what) {
 
 void schedule::send(int to, region reg) {
   round& r = current("send");
+  if (r.fence) throw usage_error(rank_, "schedule", fmt::format("round {} is a fence; it cannot send", rounds_.size() - 1));
   if (to < 0 || to >= p_)
     throw usage_error(rank_, "schedule", fmt::format("send to rank {} outside 0..{}", to, p_ - 1));
   if (r.send_to != no_rank && r.send_to != to)
@@ -58,6 +59,7 @@ void schedule::send(int to, region reg) {
 
 void schedule::recv(int from, region reg, combine how) {
   round& r = current("recv");
+  if (r.fence) throw usage_error(rank_, "schedule", fmt::format("round {} is a fence; it cannot receive", rounds_.size() - 1));
   if (from < 0 || from >= p_)
     throw usage_error(rank_, "schedule", fmt::format("recv from rank {} outside 0..{}", from, p_ - 1));
   if (r.recv_from != no_rank && (r.recv_from != from || r.recv_how != how))
@@ -82,6 +84,11 @@ void schedule::fence_rounds() {
     send(static_cast<int>((rank_ + dist) % p_), region{out_buffer, 0, 0});
     recv(static_cast<int>(((rank_ - dist) % p_ + p_) % p_), region{out_buffer, 0, 0});
   }
+}
+
+void schedule::fence() {
+  next_round();
+  rounds_.back().fence = true;
 }
 
 void schedule::local(region src, region dst, combine how, int src_rank) {
@@ -161,6 +168,7 @@ std::string schedule::describe() const {
   for (std::size_t i = 0; i < rounds_.size(); ++i) {
     const round& r = rounds_[i];
     s += fmt::format("  round {:3}:", i);
+    if (r.fence) s += " fence (all ranks);";
     if (r.send_to != no_rank) s += fmt::format(" send {} to {};", show(send_regions(r)), r.send_to);
     if (r.recv_from != no_rank)
       s += fmt::format(" recv {} {} from {};", show(r.recv_how), show(recv_regions(r)), r.recv_from);

@@ -75,6 +75,15 @@ void execute_sequential(const schedule_set& schedules, std::span<const rank_buff
   for (std::size_t i = 0; i < max_rounds; ++i) {
     for (int r = 0; r < p; ++r)
       if (i < schedules[r].rounds().size()) run_steps(r, schedules[r].pre_steps(schedules[r].rounds()[i]));
+    // A fence holds in lockstep by construction (every rank's pre steps ran above), provided
+    // every rank has one in this round.
+    auto fences = [&](int r) { return i < schedules[r].rounds().size() && schedules[r].rounds()[i].fence; };
+    for (int r = 0; r < p; ++r)
+      if (fences(r)) {
+        for (int t = 0; t < p; ++t)
+          if (!fences(t)) unmatched(t, i, fmt::format("rank {} waits at a fence that rank {} does not reach", r, t));
+        break;
+      }
     // Stage every message of the round, then deliver.
     for (int r = 0; r < p; ++r) {
       staged[r].clear();

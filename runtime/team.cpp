@@ -160,6 +160,7 @@ std::string describe_wait(const rank_slot& s, int rank) {
     case wait_reason::message_from: return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
     case wait_reason::release_by: return fmt::format("rank {} waits for rank {} to take its message{}", rank, peer, where);
     case wait_reason::space_to: return fmt::format("rank {} waits for space in its mailbox to rank {}{}", rank, peer, where);
+    case wait_reason::fence: return fmt::format("rank {} waits at a fence for the other ranks{}", rank, where);
     case wait_reason::none: break;
   }
   return fmt::format("rank {} is running", rank);

@@ -114,6 +114,14 @@ verify_report verify(const schedule_set& schedules, bool count_receives) {
       const auto recvs = s.recv_regions(rd);
       if (overlapping(sends, recvs)) c.fail(fmt::format("rank {} round {}: receive overlaps send", r, i));
       if (overlapping(recvs, {})) c.fail(fmt::format("rank {} round {}: receive regions overlap", r, i));
+      if (rd.fence) {
+        ++report.fences;
+        // Every rank must meet every fence in the same round; checking the next rank of each
+        // fencing rank covers all of them around the ring.
+        const schedule& t = schedules[(r + 1) % p];
+        if (i >= t.rounds().size() || !t.rounds()[i].fence)
+          c.fail(fmt::format("round {}: rank {} waits at a fence that rank {} does not reach", i, r, (r + 1) % p));
+      }
       if (rd.send_to != no_rank) {
         ++report.messages;
         const std::uint64_t n = s.send_count(rd);

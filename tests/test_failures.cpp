@@ -400,13 +400,30 @@ TEST_CASE("deadlock: one rank calls a barrier more often than the others -> dead
   constexpr int p = 4;
   recorder rec(p);
   auto e = run_catching(p, rec.wrap([](comm& c) {
-    c.barrier();
-    if (c.rank() == 2) c.barrier();
+    c.barrier({"dissemination"});
+    if (c.rank() == 2) c.barrier({"dissemination"});
   }));
   REQUIRE(holds<deadlock_error>(e));
   CHECK(contains(message_of(e), "rank 2 waits for a message from rank"));
   CHECK(contains(message_of(e), "collective #2"));
   CHECK(rec.seen[2].kind == "deadlock_error");
+}
+
+TEST_CASE("deadlock: rank 0 returns early while the others wait at a counter barrier's fence -> deadlock_error") {
+  constexpr int p = 4;
+  recorder rec(p);
+  auto e = run_catching(p, rec.wrap([](comm& c) {
+    c.barrier({"counter"});  // a fence everyone passes
+    if (c.rank() == 0) return;
+    c.barrier({"counter"});
+  }));
+  REQUIRE(holds<deadlock_error>(e));
+  const std::string what = message_of(e);
+  CHECK(contains(what, "rank 0 has returned"));
+  for (int r = 1; r < p; ++r) {
+    CHECK(contains(what, "rank " + std::to_string(r) + " waits at a fence for the other ranks in collective #2"));
+    CHECK(rec.seen[r].kind == "deadlock_error");
+  }
 }
 
 TEST_CASE("deadlock: a sender blocked on a full mailbox -> deadlock_error saying it waits for space") {
@@ -582,6 +599,18 @@ TEST_CASE("mismatch: barrier on some ranks, allreduce on others -> mismatch_erro
       c.allreduce(v, out, ops::sum, {"recursive_doubling"});
     }
   });
+}
+
+TEST_CASE("mismatch: direct (shared-memory) algorithms of different collectives meet at fences -> mismatch_error, not wrong data") {
+  // The fences are counters and carry no signature, so rank 0's bcast and the others'
+  // allreduce pass them together; the direct reads check the owner's call signature.
+  const std::string what = expect_mismatch(4, [](comm& c) {
+    std::vector<std::int32_t> v(64, c.rank()), out(64);
+    if (c.rank() == 0) c.bcast(v, 0, {"direct"});
+    else c.allreduce(v, out, ops::sum, {"direct"});
+  });
+  INFO("message: ", what);
+  CHECK(contains(what, "mismatch"));
 }
 
 TEST_CASE("mismatch: a point-to-point message sent to a rank that only does a collective -> mismatch_error (undelivered message)") {

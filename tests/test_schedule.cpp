@@ -213,6 +213,48 @@ TEST_CASE("describe() lists the prologue, every round with its peers, regions an
   CHECK(std::count(d.begin(), d.end(), '\n') == 6);
 }
 
+TEST_CASE("fence(): one round that synchronises without messages; steps after it run after it") {
+  schedule s(0, 3, 4, 4);
+  s.copy({in_buffer, 0, 4}, {out_buffer, 0, 4});
+  s.fence();
+  s.remote(2, {in_buffer, 0, 4}, {out_buffer, 0, 4}, combine::reduce_in_right);
+  REQUIRE(s.rounds().size() == 1);
+  const round& r = s.rounds()[0];
+  CHECK(r.fence);
+  CHECK(r.communicates());  // trim() keeps it, communication_rounds() counts it
+  CHECK(r.send_to == no_rank);
+  CHECK(r.recv_from == no_rank);
+  CHECK(s.pre_steps(r).empty());
+  REQUIRE(s.post_steps(r).size() == 1);
+  CHECK(s.post_steps(r)[0].src_rank == 2);
+  CHECK(s.communication_rounds() == 1);
+  s.trim();
+  CHECK(s.rounds().size() == 1);
+  CHECK(contains(s.describe(), "round   0: fence (all ranks);"));
+  CHECK_THROWS_AS(s.send(1, {out_buffer, 0, 1}), usage_error);
+  CHECK_THROWS_AS(s.recv(1, {out_buffer, 0, 1}), usage_error);
+}
+
+TEST_CASE("the verifier and the sequential executor reject a fence that not every rank reaches") {
+  schedule_set set;
+  for (int r = 0; r < 3; ++r) {
+    set.emplace_back(r, 3, 0, 0);
+    if (r != 1) set.back().fence();
+  }
+  const verify_report v = verify(set);
+  CHECK_FALSE(v.ok);
+  REQUIRE_FALSE(v.problems.empty());
+  CHECK(contains(v.problems.front(), "fence"));
+  std::vector<rank_buffers> buffers(3);
+  CHECK_THROWS_AS(execute_sequential(set, buffers, datatype_of<int>(), ops::sum), usage_error);
+  set[1].fence();
+  const verify_report fixed = verify(set);
+  CHECK(fixed.ok);
+  CHECK(fixed.fences == 3);
+  CHECK(fixed.rounds == 1);
+  CHECK_NOTHROW(execute_sequential(set, buffers, datatype_of<int>(), ops::sum));
+}
+
 TEST_CASE("errors: a send to two different peers in one round") {
   schedule s(0, 4, 4, 4);
   s.next_round();

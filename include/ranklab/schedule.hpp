@@ -38,8 +38,8 @@ struct local_step {
   region dst;
   combine how = combine::copy;
   // Shared-memory direct algorithms only (outside the one-ported model): read `src` from
-  // this rank's buffers instead of our own. Safe between two fences (fence_rounds) during
-  // which the owner does not write that region.
+  // this rank's buffers instead of our own. Safe between two fences (fence() or
+  // fence_rounds()) during which the owner does not write that region.
   int src_rank = no_rank;
 };
 
@@ -50,7 +50,10 @@ struct round {
   std::uint32_t send_begin = 0, send_end = 0;  // into schedule::send_regions()
   std::uint32_t recv_begin = 0, recv_end = 0;  // into schedule::recv_regions()
   std::uint32_t pre_begin = 0, post_begin = 0, post_end = 0;  // into schedule::steps()
-  bool communicates() const { return send_to != no_rank || recv_from != no_rank; }
+  // A team-wide fence instead of messages: no rank runs the round's post steps before
+  // every rank has run its pre steps (shared-memory direct algorithms only).
+  bool fence = false;
+  bool communicates() const { return send_to != no_rank || recv_from != no_rank || fence; }
 };
 
 class schedule {
@@ -72,6 +75,10 @@ class schedule {
   // Appends a dissemination barrier (ceil(log2 p) rounds of empty messages): afterwards
   // every rank has finished everything before it, so buffers can be read directly.
   void fence_rounds();
+  // The same guarantee in one round, by shared memory: the thread executor's ranks meet at
+  // a counter (the last to arrive wakes the others) instead of exchanging log p messages.
+  // Steps added after it run after the fence. Outside the one-ported model.
+  void fence();
   buffer_id scratch(std::uint64_t count);  // a new temporary buffer of `count` elements
   // Removes trailing rounds without communication or local steps.
   void trim();

@@ -48,6 +48,8 @@ struct operation {
   bool by_descriptor = false;
   bool received = false;
   bool pieces_ready = false;
+  bool fence_arrived = false;
+  std::uint64_t fence_target = 0;  // the fence counter's value that lets us pass
   std::uint64_t round_begin_ns = 0;
   std::uint64_t received_bytes = 0;
   send_descriptor descriptor;
@@ -59,7 +61,7 @@ struct operation {
   std::uint64_t p2p_capacity = 0;
 
   void reset_round() {
-    pre_done = posted = by_descriptor = received = pieces_ready = false;
+    pre_done = posted = by_descriptor = received = pieces_ready = fence_arrived = false;
   }
 };
 

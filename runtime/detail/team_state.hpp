@@ -21,7 +21,7 @@
 
 namespace ranklab::detail {
 
-enum class wait_reason : int { none, message_from, release_by, space_to };
+enum class wait_reason : int { none, message_from, release_by, space_to, fence };
 enum class failure_kind : int { rank_error, deadlock, mismatch };
 
 struct alignas(64) rank_slot {
@@ -45,9 +45,25 @@ struct alignas(64) rank_slot {
   // algorithms), by call number modulo the table size.
   struct published_buffers {
     std::atomic<std::uint32_t> call{0};
+    std::atomic<std::uint64_t> signature{0};  // of the call, so a mismatched reader notices
     std::atomic<const buffer_table*> table{nullptr};
   };
   std::array<published_buffers, 16> published;
+  // Fences this rank has met per call slot (team_state::fences); kept with the team, like
+  // the counters, so that a later comm of the same rank continues the count.
+  std::array<std::uint64_t, 16> fences_met{};
+  // Set while the rank runs steps that may read other ranks' buffers.
+  std::atomic<bool> reading_remote{false};
+};
+
+// Calls in flight at once (nonblocking requests) are told apart by call number modulo this.
+inline constexpr std::size_t call_slots = 16;
+
+// A team-wide fence counter (schedule::fence), one per call slot. It only grows: a rank's
+// j-th fence in a slot is passed once the counter reaches j * p, and every rank meets the
+// same fences in the same order, so no reset is needed.
+struct alignas(64) fence_counter {
+  std::atomic<std::uint64_t> arrived{0};
 };
 
 struct team_state {
@@ -60,6 +76,7 @@ struct team_state {
   int yield_limit = 0;
   std::unique_ptr<rank_slot[]> slots;
   std::unique_ptr<std::atomic<mailbox*>[]> boxes;  // [from * p + to]
+  std::array<fence_counter, call_slots> fences;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   std::atomic<bool> failed{false};
@@ -77,6 +94,13 @@ struct team_state {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     rank_slot& s = slots[rank];
     if (s.sleeping.load(std::memory_order_relaxed)) wake(s);
+  }
+
+  // Wakes every sleeping rank (after the last arrival at a fence).
+  void ring_all() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int r = 0; r < p; ++r)
+      if (slots[r].sleeping.load(std::memory_order_relaxed)) wake(slots[r]);
   }
 
   // Waits until ready() holds: spins, then yields, then sleeps on the rank's doorbell.
