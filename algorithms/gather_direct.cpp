@@ -1,0 +1,54 @@
+// Gather, shared-memory direct (outside the one-ported model): the root copies every other
+// rank's block straight from that rank's send buffer into its receive buffer, between two
+// fences; its own block it copies locally first. Any root.
+// Fences, as in allreduce_direct.cpp: the first keeps the root from reading a send buffer
+// before its owner has entered the call (buffers published, input final); the last keeps
+// every rank in the call until the root has read its send buffer. Between them only the
+// root's receive buffer is written, and nobody else reads it: two fences are the minimum.
+// (Only the root reads, but a fence of ceil(log2 p) rounds is as short as any tree
+// notification in the round model.) In place is not supported.
+// Rounds: 2 ceil(log2 p) (none when p = 1 or m = 0).
+// Cost: 2 ceil(log2 p) alpha + (p-1) beta m, m = bytes of a block (the root copies alone).
+#include "ranklab/detail/algorithm_util.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+schedule build(const coll_args& a, int rank) {
+  const buffer_extent ext = buffer_extents(a, rank);
+  schedule s(rank, a.p, ext.in, ext.out);
+  const std::uint64_t n = a.count;
+  const bool root = rank == a.root;
+  auto into = [&](int j) { return region{out_buffer, block_offset(a, j), n}; };
+  const region in{in_buffer, 0, n};
+  if (root) s.copy(in, into(rank));
+  if (a.p == 1 || n == 0) return s;
+  s.fence_rounds();  // every send buffer is published and final
+  if (root)
+    for (int k = 1; k < a.p; ++k) {
+      const int j = (rank + k) % a.p;
+      s.remote(j, in, into(j));
+    }
+  s.fence_rounds();  // nobody returns while the root still reads its send buffer
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const double block = static_cast<double>(a.count * elem);
+  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * (a.p - 1) * block;
+}
+
+const algorithm info{
+    .name = "direct",
+    .coll = collective::gather,
+    .summary = "shared memory (outside the one-ported model): the root copies every block straight from its "
+               "owner's send buffer between two fences; 2 ceil(log2 p) alpha + (p-1) beta m",
+    .one_ported = false,
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab

@@ -1,0 +1,506 @@
+// The shared-memory direct algorithms (registered as "direct", outside the one-ported
+// model): every one against the sequential reference on both executors for p in
+// {1,2,3,4,5,7,8,16,17}, counts 0, 1 and irregular, non-zero roots, irregular v-counts with
+// zeros and displacements with gaps, in place where supported (reduce at the root,
+// allreduce), the non-commutative 2x2 matrix product for the reductions; the fence
+// discipline as a property of the schedules (every remote read lies between two fences,
+// after the first and before the last, and its owner writes nothing it overlaps between
+// the same two fences); round counts and remote volumes; registry entries and selection.
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "collective_checks.hpp"
+#include "ranklab/detail/algorithm_util.hpp"
+#include "ranklab/detail/circulant_collectives.hpp"
+#include "ranklab/selection.hpp"
+
+using namespace ranklab;
+using namespace ranklab::testing;
+
+namespace {
+
+const collective direct_colls[] = {
+    collective::bcast,          collective::reduce,  collective::allreduce, collective::allgather,
+    collective::allgatherv,     collective::reduce_scatter, collective::reduce_scatter_block,
+    collective::scatter,        collective::scatterv, collective::gather,   collective::gatherv,
+    collective::alltoall,       collective::alltoallv,
+};
+const int ps[] = {1, 2, 3, 4, 5, 7, 8, 16, 17};
+
+std::vector<int> roots_for(int p) {
+  std::vector<int> r{0};
+  if (p > 1) r.push_back(p - 1);
+  if (p > 2) r.push_back(p / 2);
+  return r;
+}
+
+// Per-rank counts with zeros: mixed, one rank has everything, all zero.
+std::vector<std::vector<std::uint64_t>> count_patterns(int p, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(p));
+  std::vector<std::uint64_t> mixed(p), one(p, 0), zero(p, 0);
+  for (int j = 0; j < p; ++j) mixed[j] = rng() % 3 == 0 ? 0 : 1 + rng() % 9;
+  one[static_cast<std::size_t>(p / 2)] = 37;
+  return {mixed, one, zero};
+}
+
+// Displacements that reverse the block order and leave gaps.
+std::vector<std::uint64_t> reversed_with_gaps(const std::vector<std::uint64_t>& c) {
+  std::vector<std::uint64_t> d(c.size());
+  std::uint64_t at = 3;
+  for (std::size_t j = c.size(); j-- > 0;) {
+    d[j] = at;
+    at += c[j] + 2;
+  }
+  return d;
+}
+
+// alltoallv count matrices: random with zeros, only the diagonal, all zero.
+std::vector<std::vector<std::uint64_t>> matrix_patterns(int p, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 31 + static_cast<std::uint64_t>(p));
+  const auto pp = static_cast<std::size_t>(p) * static_cast<std::size_t>(p);
+  std::vector<std::uint64_t> random(pp), diagonal(pp, 0), zero(pp, 0);
+  for (auto& c : random) c = rng() % 3 == 0 ? 0 : rng() % 7;
+  for (int j = 0; j < p; ++j) diagonal[static_cast<std::size_t>(j) * p + j] = 4;
+  return {random, diagonal, zero};
+}
+
+// Every call of the direct algorithm of `c` worth checking at p ranks (types: int32 and,
+// for reductions, also the non-commutative matrix product).
+std::vector<call> calls_for(collective c, int p, bool thorough) {
+  std::vector<call> out;
+  const auto up = static_cast<std::uint64_t>(p);
+  const std::vector<std::uint64_t> counts = thorough ? std::vector<std::uint64_t>{0, 1, 2 * up + 3, 1000}
+                                                     : std::vector<std::uint64_t>{0, 1, 2 * up + 3};
+  std::vector<op> ops = {ops::sum};
+  if (is_reduction(c)) ops.push_back(matrix2x2_product());
+  for (const op& o : ops) {
+    const datatype t = o.kind == op_kind::user ? datatype_of<matrix2x2>() : datatype_of<std::int32_t>();
+    const std::vector<int> roots = is_rooted(c) ? roots_for(p) : std::vector<int>{0};
+    for (int root : roots) {
+      if (c == collective::alltoallv) {
+        for (auto& m : matrix_patterns(p, 5)) {
+          call cl = make_call(c, "direct", p, 0, root, t, o);
+          cl.args.counts = m;
+          out.push_back(cl);
+        }
+      } else if (has_vector_counts(c)) {
+        for (auto& v : count_patterns(p, 3)) {
+          call cl = make_call(c, "direct", p, 0, root, t, o);
+          cl.args.counts = v;
+          out.push_back(cl);
+          if (c != collective::reduce_scatter) {
+            cl.args.displs = reversed_with_gaps(v);
+            out.push_back(cl);
+          }
+        }
+      } else {
+        for (std::uint64_t n : counts) out.push_back(make_call(c, "direct", p, n, root, t, o));
+      }
+    }
+  }
+  return out;
+}
+
+const algorithm& direct(collective c) {
+  const algorithm* a = registry::find(c, "direct");
+  REQUIRE_MESSAGE(a != nullptr, name(c));
+  return *a;
+}
+
+schedule_set plans_of(const call& c) {
+  coll_args a = c.args;
+  a.commutative = c.reduction.commutative;
+  a.elem_size = c.type.size;
+  return build_all(direct(a.coll), a);
+}
+
+// ---- the fence discipline -----------------------------------------------------------------------
+// Splits a schedule into epochs: epoch e holds the steps after the e-th fence and before the
+// next. A fence is either a run of ceil(log2 p) dissemination rounds with empty messages
+// (schedule::fence_rounds) or one round that communicates without a send or a receive (a
+// team-wide counter fence, where the runtime has one). Steps inside a multi-round fence and
+// rounds that are neither are reported as problems.
+struct epoch_step {
+  int epoch;
+  local_step step;
+};
+struct epochs {
+  int fences = 0;
+  std::vector<epoch_step> steps;
+  std::vector<std::string> problems;
+};
+
+int log_fence_rounds(int p) { return detail::ceil_log2(static_cast<std::uint64_t>(p)); }
+
+bool dissemination_round(const schedule& s, const ranklab::round& rd, std::int64_t dist) {
+  const int p = s.size(), r = s.rank();
+  return rd.send_to == static_cast<int>((r + dist) % p) && rd.recv_from == detail::mod(r - dist, p) &&
+         s.send_count(rd) == 0 && s.recv_count(rd) == 0;
+}
+bool counter_fence(const ranklab::round& rd) {
+  return rd.communicates() && rd.send_to == no_rank && rd.recv_from == no_rank;
+}
+
+epochs split_epochs(const schedule& s) {
+  epochs e;
+  auto add = [&](std::span<const local_step> steps, int epoch) {
+    for (const local_step& st : steps) e.steps.push_back({epoch, st});
+  };
+  add(s.prologue(), 0);
+  const auto rounds = s.rounds();
+  const int len = log_fence_rounds(s.size());
+  std::size_t i = 0;
+  while (i < rounds.size()) {
+    if (counter_fence(rounds[i])) {
+      add(s.pre_steps(rounds[i]), e.fences);
+      ++e.fences;
+      add(s.post_steps(rounds[i]), e.fences);
+      ++i;
+      continue;
+    }
+    bool fence = len > 0 && i + static_cast<std::size_t>(len) <= rounds.size();
+    for (int k = 0; fence && k < len; ++k) fence = dissemination_round(s, rounds[i + k], std::int64_t{1} << k);
+    if (!fence) {
+      e.problems.push_back(fmt::format("rank {} round {}: not a fence round", s.rank(), i));
+      add(s.pre_steps(rounds[i]), e.fences);
+      add(s.post_steps(rounds[i]), e.fences);
+      ++i;
+      continue;
+    }
+    add(s.pre_steps(rounds[i]), e.fences);
+    for (int k = 0; k + 1 < len; ++k)
+      for (const local_step& st : s.post_steps(rounds[i + k])) {
+        if (st.src_rank != no_rank)
+          e.problems.push_back(fmt::format("rank {}: remote step inside fence {}", s.rank(), e.fences + 1));
+        e.steps.push_back({e.fences, st});
+      }
+    ++e.fences;
+    add(s.post_steps(rounds[i + len - 1]), e.fences);
+    i += static_cast<std::size_t>(len);
+  }
+  return e;
+}
+
+// Fences of a schedule set (the same on every rank, else -1).
+int fences_of(const schedule_set& set) {
+  int f = -2;
+  for (const schedule& s : set) {
+    const epochs e = split_epochs(s);
+    if (!e.problems.empty()) return -1;
+    if (f != -2 && f != e.fences) return -1;
+    f = e.fences;
+  }
+  return f;
+}
+
+bool overlap(const region& a, const region& b, bool in_out_alias) {
+  const bool same = a.buffer == b.buffer ||
+                    (in_out_alias && a.buffer < first_scratch && b.buffer < first_scratch);
+  return same && a.count > 0 && b.count > 0 && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
+// Empty when every remote read is safe; else the first few problems. in_out_alias: treat
+// each rank's in and out as one buffer (in-place calls).
+std::vector<std::string> fence_problems(const schedule_set& set, bool in_out_alias) {
+  std::vector<epochs> all;
+  std::vector<std::string> problems;
+  for (const schedule& s : set) {
+    all.push_back(split_epochs(s));
+    for (auto& pr : all.back().problems) problems.push_back(pr);
+  }
+  for (std::size_t r = 0; r < set.size(); ++r) {
+    if (all[r].fences != all[0].fences)
+      problems.push_back(fmt::format("rank {} has {} fences, rank 0 {}", r, all[r].fences, all[0].fences));
+    for (const epoch_step& es : all[r].steps) {
+      const local_step& st = es.step;
+      if (st.src_rank == no_rank) continue;
+      if (es.epoch < 1 || es.epoch >= all[r].fences) {
+        problems.push_back(fmt::format("rank {} reads rank {} after fence {} of {}", r, st.src_rank, es.epoch,
+                                       all[r].fences));
+        continue;
+      }
+      for (const epoch_step& w : all[static_cast<std::size_t>(st.src_rank)].steps)
+        if (w.epoch == es.epoch && overlap(w.step.dst, st.src, in_out_alias))
+          problems.push_back(fmt::format("rank {} reads [{}, +{}) of buffer {} of rank {} while that rank writes it "
+                                         "(between fences {} and {})",
+                                         r, st.src.offset, st.src.count, st.src.buffer, st.src_rank, es.epoch,
+                                         es.epoch + 1));
+      if (problems.size() > 5) return problems;
+    }
+  }
+  return problems;
+}
+
+// ---- in place --------------------------------------------------------------------------------------
+// Runs `c` with in == out where the collective allows it (reduce: the root; allreduce: every
+// rank): the input is placed in out first. Returns the first difference from the reference.
+std::string run_in_place(const call& c, executor_kind ex) {
+  call cl = c;
+  cl.args.commutative = c.reduction.commutative;
+  cl.args.elem_size = c.type.size;
+  test_data d = make_test_data(cl, 11);
+  auto buffers = d.buffers();
+  for (int r = 0; r < c.args.p; ++r) {
+    const bool in_place = c.args.coll == collective::allreduce || r == c.args.root;
+    if (!in_place) continue;
+    std::memcpy(d.out[r].data(), d.in[r].data(), d.in[r].size());
+    buffers[r].in = d.out[r].empty() ? nullptr : d.out[r].data();
+  }
+  if (ex == executor_kind::sequential) {
+    execute_sequential(plans_of(cl), buffers, cl.type, cl.reduction);
+  } else {
+    run(c.args.p, [&](comm& cm) {
+      const int r = cm.rank();
+      cm.run_collective(cl, buffers[r].in, buffers[r].out);
+    });
+  }
+  return compare(cl, d);
+}
+
+}  // namespace
+
+TEST_CASE("direct: registry entries (shared memory, outside the one-ported model, no preconditions, a cost)") {
+  for (collective c : direct_colls) {
+    const algorithm& a = direct(c);
+    INFO(name(c));
+    CHECK_FALSE(a.one_ported);
+    CHECK_FALSE(a.needs_commutative);
+    CHECK_FALSE(a.needs_power_of_two);
+    CHECK(std::string_view(a.summary).find("shared memory") != std::string_view::npos);
+    REQUIRE(static_cast<bool>(a.cost));
+    coll_args args;
+    args.coll = c;
+    args.p = 8;
+    args.count = has_vector_counts(c) ? 0 : 1000;
+    if (has_vector_counts(c)) args.counts.assign(c == collective::alltoallv ? 64 : 8, 1000);
+    const double t = a.cost(args, 8, cost_model{});
+    CHECK(t > 0);
+    CHECK(t < 1);
+  }
+}
+
+TEST_CASE("direct: every collective against the reference, sequential executor") {
+  int checked = 0;
+  for (collective c : direct_colls)
+    for (int p : ps)
+      for (const call& cl : calls_for(c, p, true)) {
+        expect_verified(cl, executor_kind::sequential);
+        ++checked;
+      }
+  MESSAGE(checked, " calls checked");
+}
+
+TEST_CASE("direct: every collective against the reference, large p, sequential executor") {
+  for (collective c : direct_colls)
+    for (int p : {64, 100}) {
+      const std::vector<call> calls = calls_for(c, p, false);
+      for (std::size_t i = 0; i < calls.size(); i += 2) expect_verified(calls[i], executor_kind::sequential);
+    }
+}
+
+TEST_CASE("direct: every collective against the reference, thread executor (two calls back to back)") {
+  for (collective c : direct_colls)
+    for (int p : ps)
+      for (const call& cl : calls_for(c, p, false)) expect_verified(cl, executor_kind::threads);
+}
+
+TEST_CASE("direct: large vectors on the thread executor (reduce's split scheme, big copies)") {
+  for (collective c : direct_colls)
+    for (int p : {2, 3, 5, 8}) {
+      call cl = make_call(c, "direct", p, 20011, p / 2);
+      if (c == collective::alltoallv) cl.args.counts.assign(static_cast<std::size_t>(p * p), 3001), cl.args.count = 0;
+      else if (has_vector_counts(c)) {
+        cl.args.counts.clear();
+        for (int j = 0; j < p; ++j) cl.args.counts.push_back(j == 1 ? 0 : 7001 + static_cast<std::uint64_t>(j));
+        cl.args.count = 0;
+      }
+      expect_verified(cl, executor_kind::threads, 3);
+      if (is_reduction(c)) {
+        call m = make_call(c, "direct", p, 5003, p / 2, datatype_of<matrix2x2>(), matrix2x2_product());
+        if (has_vector_counts(c)) m.args.counts = cl.args.counts, m.args.count = 0;
+        expect_verified(m, executor_kind::threads);
+      }
+    }
+}
+
+TEST_CASE("direct: in place (reduce at the root, allreduce), both executors, both reduce schemes") {
+  for (collective c : {collective::reduce, collective::allreduce})
+    for (int p : ps)
+      for (int root : c == collective::reduce ? roots_for(p) : std::vector<int>{0})
+        for (std::uint64_t n : {std::uint64_t{1}, 2 * static_cast<std::uint64_t>(p) + 3, std::uint64_t{3001}})
+          for (bool matrix : {false, true}) {
+            const call cl = matrix ? make_call(c, "direct", p, n, root, datatype_of<matrix2x2>(), matrix2x2_product())
+                                   : make_call(c, "direct", p, n, root);
+            for (executor_kind ex : {executor_kind::sequential, executor_kind::threads}) {
+              if (ex == executor_kind::threads && n > 1000 && p > 8) continue;
+              INFO(label(cl, ex));
+              CHECK(run_in_place(cl, ex).empty());
+            }
+          }
+}
+
+TEST_CASE("direct: reduce takes both schemes: the root alone (2 fences) for short vectors, slices (3) for long") {
+  int alone = 0, split = 0;
+  for (int p : {2, 3, 4, 5, 7, 8, 16, 17}) {
+    bool was_split = false;
+    for (std::uint64_t n : {1, 10, 100, 1000, 10000, 100000, 1000000}) {
+      const call cl = make_call(collective::reduce, "direct", p, n, p / 3);
+      const schedule_set set = plans_of(cl);
+      const verify_report rep = verify(set);
+      INFO("p=" << p << " n=" << n);
+      REQUIRE(rep.ok);
+      CHECK(rep.elements == 0);  // no data in messages
+      const int fences = fences_of(set);
+      if (fences == 2) {
+        CHECK_FALSE(was_split);  // one threshold: short vectors alone, long ones split
+        CHECK(rep.remote_elements == (p - 1) * n);  // the root reads every other input
+        ++alone;
+      } else {
+        REQUIRE(fences == 3);
+        was_split = true;
+        // Every rank reads its slice of the p-1 other inputs, then the root the p-1 other slices.
+        const auto parts = detail::equal_parts(n, p);
+        std::uint64_t want = 0;
+        for (int j = 0; j < p; ++j) want += parts[j].count * static_cast<std::uint64_t>(p - 1);
+        want += n - parts[static_cast<std::size_t>(cl.args.root)].count;
+        CHECK(rep.remote_elements == want);
+        ++split;
+      }
+    }
+  }
+  CHECK(alone > 0);
+  CHECK(split > 0);
+}
+
+TEST_CASE("direct: two fences, no data in messages, and the volume each rank reads remotely") {
+  for (int p : ps) {
+    const auto up = static_cast<std::uint64_t>(p);
+    const std::uint64_t n = 5;
+    INFO("p=" << p);
+    auto plans = [&](collective c, int root = 0) { return plans_of(make_call(c, "direct", p, n, root)); };
+    for (collective c : {collective::allgather, collective::alltoall, collective::reduce_scatter_block,
+                         collective::gather, collective::scatter, collective::bcast}) {
+      const schedule_set set = plans(c, p / 2);
+      const verify_report r = verify(set);
+      INFO(name(c));
+      REQUIRE(r.ok);
+      CHECK(fences_of(set) == (p == 1 ? 0 : 2));
+      CHECK(r.elements == 0);
+    }
+    CHECK(verify(plans(collective::allgather)).remote_elements == up * (up - 1) * n);
+    CHECK(verify(plans(collective::alltoall)).remote_elements == up * (up - 1) * n);
+    CHECK(verify(plans(collective::reduce_scatter_block)).remote_elements == up * (up - 1) * n);
+    CHECK(verify(plans(collective::gather, p / 2)).remote_elements == (up - 1) * n);
+    CHECK(verify(plans(collective::scatter, p / 2)).remote_elements == (up - 1) * n);
+    // Nothing to read, no fences.
+    CHECK(verify(plans_of(make_call(collective::allgather, "direct", p, 0))).rounds == 0);
+    call v = make_call(collective::gatherv, "direct", p, 0, p - 1);
+    v.args.counts.assign(up, 0);
+    v.args.counts[static_cast<std::size_t>(p - 1)] = 9;  // only the root has data
+    CHECK(verify(plans_of(v)).rounds == 0);
+  }
+}
+
+TEST_CASE("direct: every remote read lies between two fences, and its owner does not write it meanwhile") {
+  int sets = 0;
+  for (collective c : direct_colls)
+    for (int p : {1, 2, 3, 4, 5, 7, 8, 16, 17, 33})
+      for (const call& cl : calls_for(c, p, true)) {
+        const schedule_set set = plans_of(cl);
+        INFO(label(cl, executor_kind::sequential));
+        const bool in_place = c == collective::reduce || c == collective::allreduce;
+        const auto problems = fence_problems(set, in_place);
+        CHECK_MESSAGE(problems.empty(), (problems.empty() ? std::string() : problems.front()));
+        ++sets;
+      }
+  MESSAGE(sets, " schedule sets checked");
+}
+
+TEST_CASE("direct: the fence check catches a read without a fence, a read during a write, a missing last fence") {
+  const int p = 4;
+  auto make = [&](auto&& body) {
+    schedule_set set;
+    for (int r = 0; r < p; ++r) {
+      schedule s(r, p, 4, 4);
+      body(s, r);
+      set.push_back(std::move(s));
+    }
+    return set;
+  };
+  const region all_in{in_buffer, 0, 4}, all_out{out_buffer, 0, 4};
+  // Correct: fence, read the left neighbour's input, fence.
+  CHECK(fence_problems(make([&](schedule& s, int r) {
+                         s.fence_rounds();
+                         s.remote((r + p - 1) % p, all_in, all_out);
+                         s.fence_rounds();
+                       }),
+                       false)
+            .empty());
+  // No first fence.
+  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
+                               s.remote((r + p - 1) % p, all_in, all_out);
+                               s.fence_rounds();
+                             }),
+                             false)
+                  .empty());
+  // No last fence.
+  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
+                               s.fence_rounds();
+                               s.remote((r + p - 1) % p, all_in, all_out);
+                             }),
+                             false)
+                  .empty());
+  // The owner writes what is read between the same fences (its out, read by its neighbour).
+  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
+                               s.fence_rounds();
+                               s.copy(all_in, all_out);
+                               s.remote((r + p - 1) % p, all_out, region{s.scratch(4), 0, 4});
+                               s.fence_rounds();
+                             }),
+                             false)
+                  .empty());
+  // In place: writing out while another reads in.
+  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
+                               s.fence_rounds();
+                               s.remote((r + p - 1) % p, all_in, all_out);
+                               s.fence_rounds();
+                             }),
+                             true)
+                  .empty());
+}
+
+TEST_CASE("direct: auto takes a direct algorithm when the table says it is the fastest") {
+  // `ranklab tune` measures every algorithm that accepts a call, the direct ones included,
+  // and writes the fastest as a rule; here such a table is given directly.
+  selection_table t;
+  t.source = "direct.json";
+  for (collective c : direct_colls) {
+    selection_rule r;
+    r.coll = c;
+    r.algorithm = "direct";
+    r.note = "measured fastest";
+    t.rules.push_back(r);
+  }
+  use_selection(t);
+  for (collective c : direct_colls) {
+    call cl = make_call(c, "auto", 5, 7, 3);
+    if (c == collective::alltoallv) cl.args.counts.assign(25, 2), cl.args.count = 0;
+    else if (has_vector_counts(c)) cl.args.counts = {1, 0, 4, 2, 9}, cl.args.count = 0;
+    for (executor_kind ex : {executor_kind::sequential, executor_kind::threads}) {
+      const check_result r = expect_verified(cl, ex);
+      CHECK(r.algo == registry::find(c, "direct"));
+      CHECK(r.reason.find("direct.json") != std::string::npos);
+    }
+  }
+  reset_selection();
+  // The built-in table does not name them: without measurements, auto stays one-ported.
+  for (collective c : direct_colls) {
+    call cl = make_call(c, "auto", 5, 7, 3);
+    if (c == collective::alltoallv) cl.args.counts.assign(25, 2), cl.args.count = 0;
+    else if (has_vector_counts(c)) cl.args.counts = {1, 0, 4, 2, 9}, cl.args.count = 0;
+    CHECK(select_algorithm(cl.args, 4, "auto").one_ported);
+  }
+}
