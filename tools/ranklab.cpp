@@ -13,6 +13,7 @@ void add_demo_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 }  // namespace ranklab::tools
 
 int main(int argc, char** argv) {
@@ -22,6 +23,7 @@ int main(int argc, char** argv) {
   ranklab::tools::add_list_command(app);
   ranklab::tools::add_run_command(app);
   ranklab::tools::add_tune_command(app);
+  ranklab::tools::add_bench_command(app);
 #ifdef RANKLAB_HAVE_SCHEDULE_COMMANDS
   ranklab::tools::add_schedule_command(app);
   ranklab::tools::add_verify_command(app);
