@@ -39,6 +39,8 @@ team_options team_options::from_environment() {
   if (const char* t = std::getenv("RANKLAB_TRACE"); t && *t && std::string_view(t) != "0") o.trace = true;
   if (const char* t = std::getenv("RANKLAB_PROGRESS_THREAD"); t && *t && std::string_view(t) != "0")
     o.progress_thread = true;
+  if (const char* s = std::getenv("RANKLAB_SPIN_POLLS"); s && *s) o.spin_polls = std::atoi(s);
+  if (const char* y = std::getenv("RANKLAB_YIELDS"); y && *y) o.yields = std::atoi(y);
   if (const char* d = std::getenv("RANKLAB_DEADLOCK_MS"); d && *d)
     o.deadlock_timeout = std::chrono::milliseconds(std::strtoll(d, nullptr, 10));
   return o;
@@ -56,8 +58,8 @@ team_state::team_state(int p_, team_options o)
   // the time slice of the rank it waits for, so go to yield and sleep quickly.
   const int cpus = std::max(1u, std::thread::hardware_concurrency());
   const bool oversubscribed = p > cpus;
-  spin_limit = oversubscribed ? 64 : 20000;
-  yield_limit = oversubscribed ? 4 : 64;
+  spin_limit = o.spin_polls >= 0 ? o.spin_polls : oversubscribed ? 64 : 20000;
+  yield_limit = o.yields >= 0 ? o.yields : oversubscribed ? 4 : 64;
 }
 
 team_state::~team_state() {

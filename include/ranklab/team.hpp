@@ -37,8 +37,13 @@ struct team_options {
   // per rank they also advance while the rank computes, at the price of one more thread
   // per rank competing for the cores.
   bool progress_thread = false;
+  // A waiting rank polls `spin_polls` times, then yields its core `yields` times, then
+  // sleeps on a futex until woken. -1: automatic (a long spin when every rank has a core,
+  // a short one when oversubscribed, where spinning steals the time of the awaited rank).
+  int spin_polls = -1;
+  int yields = -1;
   // Reads RANKLAB_BINDING, RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS,
-  // RANKLAB_PROGRESS_THREAD.
+  // RANKLAB_PROGRESS_THREAD, RANKLAB_SPIN_POLLS, RANKLAB_YIELDS.
   static team_options from_environment();
 };
 inline constexpr std::size_t max_eager_limit = 4096;
