@@ -422,7 +422,7 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   op.p2p = false;
   op.type = type;
   op.combine_op = reduction;
-  op.red = detail::reduction{nullptr, reduction.context, type.size};
+  op.red = detail::reduction{nullptr, reduction.context, type.size, reduction.commutative};
   op.buffers.elem_size = type.size;
   op.buffers.base.clear();
   op.buffers.base.push_back(static_cast<std::byte*>(const_cast<void*>(in)));

@@ -46,7 +46,7 @@ void execute_sequential(const schedule_set& schedules, std::span<const rank_buff
     throw usage_error(no_rank, "sequential executor",
                       fmt::format("{} buffer sets for {} schedules", buffers.size(), schedules.size()));
   const std::size_t elem = type.size;
-  detail::reduction red{nullptr, reduction.context, elem};
+  detail::reduction red{nullptr, reduction.context, elem, reduction.commutative};
   bool reduces = false;
   for (const schedule& s : schedules)
     for (const round& r : s.rounds()) reduces |= r.recv_how != combine::copy;

@@ -17,6 +17,10 @@ void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine h
       red.kernel(src, dst, n, red.context);
       return;
     case combine::reduce_in_right: {  // dst = dst (+) src: via a staged copy of src
+      if (red.commutative) {
+        red.kernel(src, dst, n, red.context);
+        return;
+      }
       thread_local std::vector<std::byte> stage;
       constexpr std::size_t piece_bytes = 64 * 1024;
       const std::size_t step = std::max<std::size_t>(red.elem_size, piece_bytes / red.elem_size * red.elem_size);

@@ -20,6 +20,9 @@ struct reduction {
   reduce_kernel kernel = nullptr;
   const void* context = nullptr;
   std::size_t elem_size = 1;
+  // For a commutative operator both combine orders are the kernel's own order, which saves
+  // reduce_in_right its staging copies.
+  bool commutative = false;
 };
 
 // Base addresses of a rank's buffers: in, out, scratch...
