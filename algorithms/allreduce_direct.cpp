@@ -1,8 +1,21 @@
-// Allreduce, shared-memory direct (outside the one-ported model): rank r reduces slice r
-// of all p input buffers, read in place, in rank order (so non-commutative operators are
-// fine); after a fence every rank copies the other slices from their owners.
-// Rounds: 3 (fences, schedule::fence). Cost: 3 fences (about (1 + (p-1)/4) alpha each)
-// + (p-1)/p m (gamma + 2 beta).
+// Allreduce, shared-memory direct (outside the one-ported model). Two schemes; the builder
+// takes the cheaper by the machine's cost model (the same choice on every rank):
+//  * split (long vectors): rank r reduces slice r of all p input buffers, read in place,
+//    in rank order (out = in_0 (+) (in_1 (+) ( ... (+) in_{p-1})), so non-commutative
+//    operators are fine); after a fence every rank copies the other slices from their
+//    owners. Fences: the first keeps anyone from reading an input before its owner entered
+//    the call; the second keeps slices from being copied before they are final; the third
+//    keeps every rank in the call while its slice is read.
+//    Rounds 3 (fences). Cost 3 F + (p-1)/p m (gamma + 2 beta).
+//  * everyone (short vectors, where a fence costs more than splitting the work saves):
+//    every rank copies its input to scratch, and after a fence folds all p scratch copies
+//    into its own output; a second fence keeps the copies alive while they are read.
+//    Reading the copies, not the inputs, makes in place (in == out) safe: outputs are
+//    written while others read.
+//    Rounds 2 (fences). Cost 2 F + m beta + (p-1) m (gamma + beta).
+// F = a schedule::fence, about (1 + (p-1)/4) alpha (detail::fence_alphas).
+#include <algorithm>
+
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/detail/circulant_collectives.hpp"
 #include "ranklab/registry.hpp"
@@ -10,45 +23,73 @@
 namespace ranklab {
 namespace {
 
+double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const double part = static_cast<double>(a.count * elem) * (a.p - 1) / a.p;
+  return 3 * detail::fence_alphas(a.p) * m.alpha + part * (m.gamma + 2 * m.beta);
+}
+
+double everyone_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const double bytes = static_cast<double>(a.count * elem);
+  return 2 * detail::fence_alphas(a.p) * m.alpha + bytes * m.beta + (a.p - 1) * bytes * (m.gamma + m.beta);
+}
+
+// dst = src_0 (+) ( ... (+) src_{p-1}), folded from the right; `own` is this rank's part.
+void fold(schedule& s, int p, region src, region own, region dst) {
+  auto read = [&](int j, combine how) {
+    if (j == s.rank()) s.reduce(own, dst, how);
+    else s.remote(j, src, dst, how);
+  };
+  read(p - 1, combine::copy);
+  for (int j = p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
+}
+
+void build_everyone(schedule& s, const coll_args& a) {
+  const buffer_id copy = s.scratch(a.count);
+  const region mine{copy, 0, a.count};
+  s.copy(region{in_buffer, 0, a.count}, mine);
+  s.fence();  // every copy is made and published
+  fold(s, a.p, mine, mine, region{out_buffer, 0, a.count});
+  s.fence();  // nobody's copy goes away while it is read
+}
+
+void build_split(schedule& s, const coll_args& a, int rank) {
+  const auto parts = detail::equal_parts(a.count, a.p);
+  auto slice = [&](buffer_id b, int j) {
+    return region{b, parts[static_cast<std::size_t>(j)].offset, parts[static_cast<std::size_t>(j)].count};
+  };
+  const region mine = slice(out_buffer, rank);
+  // In place (in == out) the fold overwrites our own input slice before reading it: keep
+  // a copy of it.
+  const buffer_id own = s.scratch(mine.count);
+  s.copy(slice(in_buffer, rank), region{own, 0, mine.count});
+  s.fence();  // every input is ready and readable
+  fold(s, a.p, slice(in_buffer, rank), region{own, 0, mine.count}, mine);
+  s.fence();  // every slice is final
+  for (int j = 0; j < a.p; ++j)
+    if (j != rank) s.remote(j, slice(out_buffer, j), slice(out_buffer, j));
+  s.fence();  // nobody returns while its slice is still read
+}
+
 schedule build(const coll_args& a, int rank) {
   schedule s(rank, a.p, a.count, a.count);
   if (a.p == 1 || a.count == 0) {
     s.copy(region{in_buffer, 0, a.count}, region{out_buffer, 0, a.count});
     return s;
   }
-  const auto parts = detail::equal_parts(a.count, a.p);
-  auto slice = [&](buffer_id b, int j) {
-    return region{b, parts[static_cast<std::size_t>(j)].offset, parts[static_cast<std::size_t>(j)].count};
-  };
-  const region mine = slice(out_buffer, rank);
-  // In place (in == out) the fold below overwrites our own input slice before reading it:
-  // keep a copy of it.
-  const buffer_id own = s.scratch(mine.count);
-  s.copy(slice(in_buffer, rank), region{own, 0, mine.count});
-  s.fence();  // every input is ready and readable
-  // out = in_0 (+) (in_1 (+) ( ... (+) in_{p-1})): fold from the right, each step in_j (+) out.
-  auto read = [&](int j, combine how) {
-    if (j == rank) s.reduce(region{own, 0, mine.count}, mine, how);
-    else s.remote(j, slice(in_buffer, rank), mine, how);
-  };
-  read(a.p - 1, combine::copy);
-  for (int j = a.p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
-  s.fence();  // every slice is final
-  for (int j = 0; j < a.p; ++j)
-    if (j != rank) s.remote(j, slice(out_buffer, j), slice(out_buffer, j));
-  s.fence();  // nobody returns while its slice is still read
+  const cost_model& m = detail::machine_cost_model();
+  if (everyone_cost(a, a.elem_size, m) <= split_cost(a, a.elem_size, m)) build_everyone(s, a);
+  else build_split(s, a, rank);
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const double part = static_cast<double>(a.count * elem) * (a.p - 1) / a.p;
-  return 3 * detail::fence_alphas(a.p) * m.alpha + part * (m.gamma + 2 * m.beta);
+  return std::min(everyone_cost(a, elem, m), split_cost(a, elem, m));
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::allreduce,
-    .summary = "shared memory: rank r reduces slice r of all inputs in place, then everyone copies the slices",
+    .summary = "shared memory: short vectors folded by every rank from all inputs, long ones in slices, then copied",
     .one_ported = false,
     .build = build,
     .cost = cost,
