@@ -9,8 +9,10 @@
 // the minimum, and none at all when nobody has anything to read (p = 1, or every block
 // empty). Empty blocks are not read. Reads start at rank r+1 and wrap. In place
 // (in == out) is not defined for allgatherv in ranklab and not supported here.
-// Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha + beta (N - min_r N_r), N = bytes of
-// the gathered result, N_r = rank r's block (the rank with the smallest block copies most).
+// Rounds: 2 (fences, schedule::fence).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + beta (N - min_r
+// N_r), N = bytes of the gathered result, N_r = rank r's block (the rank with the smallest
+// block copies most).
 #include <algorithm>
 
 #include "ranklab/detail/algorithm_util.hpp"
@@ -30,12 +32,12 @@ schedule build(const coll_args& a, int rank) {
   bool any_read = false;
   for (int j = 0; j < a.p; ++j) any_read = any_read || (a.p > 1 && block_count(a, j) > 0);
   if (!any_read) return s;
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   for (int k = 1; k < a.p; ++k) {
     const int j = (rank + k) % a.p;
     if (block_count(a, j) > 0) s.remote(j, block(in_buffer, j), block(out_buffer, j));
   }
-  s.fence_rounds();  // nobody returns while its send buffer is still read
+  s.fence();  // nobody returns while its send buffer is still read
   return s;
 }
 
@@ -43,14 +45,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   std::uint64_t smallest = a.counts.empty() ? 0 : a.counts.front();
   for (std::uint64_t c : a.counts) smallest = std::min(smallest, c);
   const double copied = static_cast<double>((total_count(a) - smallest) * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * copied;
+  return 2 * detail::fence_alphas(a.p) * m.alpha + m.beta * copied;
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::allgatherv,
     .summary = "shared memory (outside the one-ported model): every rank copies every block straight from its "
-               "owner's send buffer between two fences; 2 ceil(log2 p) alpha + beta (N - smallest block)",
+               "owner's send buffer between two fences; cost 2 fences + beta (N - smallest block)",
     .one_ported = false,
     .build = build,
     .cost = cost,

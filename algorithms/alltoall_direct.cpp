@@ -7,8 +7,9 @@
 // receive buffers are written, each by its owner, and nobody reads them: two fences are
 // the minimum. Reads start at rank r+1 and wrap, so the ranks read different ranks at once.
 // In place (in == out) is not supported (a rank would overwrite blocks others still read).
-// Rounds: 2 ceil(log2 p) (none when p = 1 or m = 0).
-// Cost: 2 ceil(log2 p) alpha + (p-1) beta m, m = bytes of a block (all ranks in parallel).
+// Rounds: 2 (fences, schedule::fence; none when p = 1 or m = 0).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1) beta m, m =
+// bytes of a block (all ranks in parallel).
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/registry.hpp"
 
@@ -22,25 +23,25 @@ schedule build(const coll_args& a, int rank) {
   auto block = [&](buffer_id b, int j) { return region{b, n * static_cast<std::uint64_t>(j), n}; };
   s.copy(block(in_buffer, rank), block(out_buffer, rank));
   if (a.p == 1 || n == 0) return s;
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   for (int k = 1; k < a.p; ++k) {
     const int j = (rank + k) % a.p;
     s.remote(j, block(in_buffer, rank), block(out_buffer, j));
   }
-  s.fence_rounds();  // nobody returns while its send buffer is still read
+  s.fence();  // nobody returns while its send buffer is still read
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double block = static_cast<double>(a.count * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * (a.p - 1) * block;
+  return 2 * detail::fence_alphas(a.p) * m.alpha + m.beta * (a.p - 1) * block;
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::alltoall,
     .summary = "shared memory (outside the one-ported model): every rank copies its block straight from each "
-               "rank's send buffer between two fences; 2 ceil(log2 p) alpha + (p-1) beta m",
+               "rank's send buffer between two fences; cost 2 fences + (p-1) beta m",
     .one_ported = false,
     .build = build,
     .cost = cost,

@@ -10,8 +10,9 @@
 // receive buffers are written, each by its owner, and nobody reads them: two fences are
 // the minimum, none when no off-diagonal block is non-empty. Empty blocks are not read.
 // Reads start at rank r+1 and wrap. In place (in == out) is not supported.
-// Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha + beta max_r (bytes rank r receives
-// from the others) (all ranks in parallel).
+// Rounds: 2 (fences, schedule::fence).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + beta max_r (bytes
+// rank r receives from the others) (all ranks in parallel).
 #include <algorithm>
 #include <vector>
 
@@ -42,13 +43,13 @@ schedule build(const coll_args& a, int rank) {
   for (int i = 0; i < a.p && !any_read; ++i)
     for (int j = 0; j < a.p; ++j) any_read = any_read || (i != j && elements(a, i, j) > 0);
   if (!any_read) return s;
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   for (int k = 1; k < a.p; ++k) {
     const int j = (rank + k) % a.p;
     const std::uint64_t c = elements(a, j, rank);
     if (c > 0) s.remote(j, region{in_buffer, send_at(j, rank), c}, region{out_buffer, recv_at[j], c});
   }
-  s.fence_rounds();  // nobody returns while its send buffer is still read
+  s.fence();  // nobody returns while its send buffer is still read
   return s;
 }
 
@@ -60,14 +61,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
       if (j != r) in += elements(a, j, r);
     most = std::max(most, in);
   }
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * static_cast<double>(most * elem);
+  return 2 * detail::fence_alphas(a.p) * m.alpha + m.beta * static_cast<double>(most * elem);
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::alltoallv,
     .summary = "shared memory (outside the one-ported model): every rank copies its block straight from each "
-               "rank's send buffer between two fences; 2 ceil(log2 p) alpha + beta (largest receive volume)",
+               "rank's send buffer between two fences; cost 2 fences + beta (largest receive volume)",
     .one_ported = false,
     .build = build,
     .cost = cost,

@@ -5,10 +5,10 @@
 // before its owner has entered the call (buffers published, input final); the last keeps
 // every rank in the call until the root has read its send buffer. Between them only the
 // root's receive buffer is written, and nobody else reads it: two fences are the minimum.
-// (Only the root reads, but a fence of ceil(log2 p) rounds is as short as any tree
-// notification in the round model.) In place is not supported.
-// Rounds: 2 ceil(log2 p) (none when p = 1 or m = 0).
-// Cost: 2 ceil(log2 p) alpha + (p-1) beta m, m = bytes of a block (the root copies alone).
+// (Only the root reads, but a fence is one round either way.) In place is not supported.
+// Rounds: 2 (fences, schedule::fence; none when p = 1 or m = 0).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1) beta m, m =
+// bytes of a block (the root copies alone).
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/registry.hpp"
 
@@ -24,26 +24,26 @@ schedule build(const coll_args& a, int rank) {
   const region in{in_buffer, 0, n};
   if (root) s.copy(in, into(rank));
   if (a.p == 1 || n == 0) return s;
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   if (root)
     for (int k = 1; k < a.p; ++k) {
       const int j = (rank + k) % a.p;
       s.remote(j, in, into(j));
     }
-  s.fence_rounds();  // nobody returns while the root still reads its send buffer
+  s.fence();  // nobody returns while the root still reads its send buffer
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double block = static_cast<double>(a.count * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * (a.p - 1) * block;
+  return 2 * detail::fence_alphas(a.p) * m.alpha + m.beta * (a.p - 1) * block;
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::gather,
     .summary = "shared memory (outside the one-ported model): the root copies every block straight from its "
-               "owner's send buffer between two fences; 2 ceil(log2 p) alpha + (p-1) beta m",
+               "owner's send buffer between two fences; cost 2 fences + (p-1) beta m",
     .one_ported = false,
     .build = build,
     .cost = cost,

@@ -7,8 +7,10 @@
 // every rank in the call until the root has read its send buffer. Between them only the
 // root's receive buffer is written, and nobody else reads it: two fences are the minimum,
 // none when every other rank's block is empty. In place is not supported.
-// Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha + beta (N - N_root), N = bytes of
-// the gathered result, N_root = the root's block (the root copies alone).
+// Rounds: 2 (fences, schedule::fence).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + beta (N -
+// N_root), N = bytes of the gathered result, N_root = the root's block (the root copies
+// alone).
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/registry.hpp"
 
@@ -23,26 +25,26 @@ schedule build(const coll_args& a, int rank) {
   auto into = [&](int j) { return region{out_buffer, block_offset(a, j), block_count(a, j)}; };
   if (root && block_count(a, rank) > 0) s.copy(in(rank), into(rank));
   if (total_count(a) == block_count(a, a.root)) return s;  // nothing to read (also p = 1)
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   if (root)
     for (int k = 1; k < a.p; ++k) {
       const int j = (rank + k) % a.p;
       if (block_count(a, j) > 0) s.remote(j, in(j), into(j));
     }
-  s.fence_rounds();  // nobody returns while the root still reads its send buffer
+  s.fence();  // nobody returns while the root still reads its send buffer
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double copied = static_cast<double>((total_count(a) - block_count(a, a.root)) * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * copied;
+  return 2 * detail::fence_alphas(a.p) * m.alpha + m.beta * copied;
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::gatherv,
     .summary = "shared memory (outside the one-ported model): the root copies every block straight from its "
-               "owner's send buffer between two fences; 2 ceil(log2 p) alpha + beta (N - root's block)",
+               "owner's send buffer between two fences; cost 2 fences + beta (N - root's block)",
     .one_ported = false,
     .build = build,
     .cost = cost,

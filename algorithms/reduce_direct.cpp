@@ -12,15 +12,16 @@
 //    slice (scratch dies with the call). Between two fences nobody writes what is read:
 //    send buffers are only read, each scratch slice is written in the first interval and
 //    read in the second, the root's receive buffer is read by nobody.
-//    Rounds 3 ceil(log2 p); cost 3 ceil(log2 p) alpha + (p-1)/p m (gamma + 2 beta).
+//    Rounds 3 (fences); cost 3 F + (p-1)/p m (gamma + 2 beta).
 //  * root alone (short vectors, where one fence costs more than the parallel reduction
 //    saves): after a fence the root folds all p send buffers in rank order into its
 //    receive buffer; a second fence keeps everyone in the call while it reads.
-//    Rounds 2 ceil(log2 p); cost 2 ceil(log2 p) alpha + (p-1) m (gamma + beta).
+//    Rounds 2 (fences); cost 2 F + (p-1) m (gamma + beta).
 // In place at the root (in == out) works: the root keeps a copy of the part of its own
 // input its fold would overwrite before reading it (unless it is rank p-1, whose input is
 // read first), and writes no part of its receive buffer that others read in that interval.
-// Cost: the cheaper of the two.
+// Cost: the cheaper of the two; F = a schedule::fence, about (1 + (p-1)/4) alpha
+// (detail::fence_alphas).
 #include <algorithm>
 
 #include "ranklab/detail/algorithm_util.hpp"
@@ -32,12 +33,12 @@ namespace {
 
 double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double part = static_cast<double>(a.count * elem) * (a.p - 1) / a.p;
-  return 3 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + part * (m.gamma + 2 * m.beta);
+  return 3 * detail::fence_alphas(a.p) * m.alpha + part * (m.gamma + 2 * m.beta);
 }
 
 double alone_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double bytes = static_cast<double>(a.count * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + (a.p - 1) * bytes * (m.gamma + m.beta);
+  return 2 * detail::fence_alphas(a.p) * m.alpha + (a.p - 1) * bytes * (m.gamma + m.beta);
 }
 
 // out = in_0 (+) ( ... (+) in_{p-1}) over the regions `src` of every rank's send buffer;
@@ -72,9 +73,9 @@ schedule build(const coll_args& a, int rank) {
   if (alone_cost(a, a.elem_size, m) <= split_cost(a, a.elem_size, m)) {
     const region all{in_buffer, 0, n};
     const region own = root ? own_part(s, a, all) : all;
-    s.fence_rounds();  // every send buffer is published and final
+    s.fence();  // every send buffer is published and final
     if (root) fold(s, a, all, own, region{out_buffer, 0, n});
-    s.fence_rounds();  // nobody returns while the root still reads its send buffer
+    s.fence();  // nobody returns while the root still reads its send buffer
     return s;
   }
   const auto parts = detail::equal_parts(n, a.p);
@@ -90,15 +91,15 @@ schedule build(const coll_args& a, int rank) {
   region own = src;
   if (root) own = own_part(s, a, src);
   else if (src.count > 0) s.scratch(src.count);  // first_scratch: the slice's result
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   if (src.count > 0) fold(s, a, src, own, result(rank));
-  s.fence_rounds();  // every slice is final
+  s.fence();  // every slice is final
   if (root)
     for (int k = 1; k < a.p; ++k) {
       const int j = (rank + k) % a.p;
       if (result(j).count > 0) s.remote(j, result(j), slice(out_buffer, j));
     }
-  s.fence_rounds();  // nobody returns (freeing its scratch) while the root still reads it
+  s.fence();  // nobody returns (freeing its scratch) while the root still reads it
   return s;
 }
 

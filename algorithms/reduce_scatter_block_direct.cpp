@@ -8,8 +8,9 @@
 // receive buffers are written, each by its owner, and nobody reads them: two fences are
 // the minimum. In place (in == out, the result in the first block) is not supported: a
 // rank would overwrite its block 0 while rank 0 reads it.
-// Rounds: 2 ceil(log2 p) (none when p = 1 or m = 0).
-// Cost: 2 ceil(log2 p) alpha + (p-1) (beta + gamma) m, m = bytes of a block.
+// Rounds: 2 (fences, schedule::fence; none when p = 1 or m = 0).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1) (beta +
+// gamma) m, m = bytes of a block.
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/registry.hpp"
 
@@ -26,27 +27,27 @@ schedule build(const coll_args& a, int rank) {
     s.copy(src, out);
     return s;
   }
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   auto read = [&](int j, combine how) {
     if (j == rank) s.reduce(src, out, how);
     else s.remote(j, src, out, how);
   };
   read(a.p - 1, combine::copy);
   for (int j = a.p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
-  s.fence_rounds();  // nobody returns while its send buffer is still read
+  s.fence();  // nobody returns while its send buffer is still read
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double block = static_cast<double>(a.count * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + (a.p - 1) * (m.beta + m.gamma) * block;
+  return 2 * detail::fence_alphas(a.p) * m.alpha + (a.p - 1) * (m.beta + m.gamma) * block;
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::reduce_scatter_block,
     .summary = "shared memory (outside the one-ported model): rank r reduces block r of all send buffers in place, "
-               "in rank order, between two fences; 2 ceil(log2 p) alpha + (p-1)(beta + gamma) m",
+               "in rank order, between two fences; cost 2 fences + (p-1)(beta + gamma) m",
     .one_ported = false,
     .build = build,
     .cost = cost,

@@ -8,8 +8,9 @@
 // every owner in the call until nobody reads its send buffer any more. Between them only
 // receive buffers are written, each by its owner, and nobody reads them: two fences are
 // the minimum, none when every block is empty. In place (in == out) is not supported.
-// Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha + (p-1)(beta + gamma) m, m = bytes of
-// the largest block (its owner finishes last).
+// Rounds: 2 (fences, schedule::fence).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1)(beta +
+// gamma) m, m = bytes of the largest block (its owner finishes last).
 #include <algorithm>
 
 #include "ranklab/detail/algorithm_util.hpp"
@@ -28,7 +29,7 @@ schedule build(const coll_args& a, int rank) {
     if (n > 0) s.copy(src, out);
     return s;
   }
-  s.fence_rounds();  // every send buffer is published and final
+  s.fence();  // every send buffer is published and final
   if (n > 0) {
     auto read = [&](int j, combine how) {
       if (j == rank) s.reduce(src, out, how);
@@ -37,7 +38,7 @@ schedule build(const coll_args& a, int rank) {
     read(a.p - 1, combine::copy);
     for (int j = a.p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
   }
-  s.fence_rounds();  // nobody returns while its send buffer is still read
+  s.fence();  // nobody returns while its send buffer is still read
   return s;
 }
 
@@ -45,14 +46,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   std::uint64_t largest = 0;
   for (std::uint64_t c : a.counts) largest = std::max(largest, c);
   const double block = static_cast<double>(largest * elem);
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + (a.p - 1) * (m.beta + m.gamma) * block;
+  return 2 * detail::fence_alphas(a.p) * m.alpha + (a.p - 1) * (m.beta + m.gamma) * block;
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::reduce_scatter,
     .summary = "shared memory (outside the one-ported model): rank r reduces block r of all send buffers in place, "
-               "in rank order, between two fences; 2 ceil(log2 p) alpha + (p-1)(beta + gamma) largest block",
+               "in rank order, between two fences; cost 2 fences + (p-1)(beta + gamma) largest block",
     .one_ported = false,
     .build = build,
     .cost = cost,

@@ -7,8 +7,9 @@
 // keeps the root in the call until everyone has read its block. Between them only receive
 // buffers are written, each by its owner, and nobody reads them: two fences are the
 // minimum, none when every non-root block is empty. In place is not supported.
-// Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha + beta max_j m_j, m_j = bytes of
-// rank j's block (all ranks copy in parallel).
+// Rounds: 2 (fences, schedule::fence).
+// Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + beta max_j m_j,
+// m_j = bytes of rank j's block (all ranks copy in parallel).
 #include <algorithm>
 
 #include "ranklab/detail/algorithm_util.hpp"
@@ -25,9 +26,9 @@ schedule build(const coll_args& a, int rank) {
   const region out{out_buffer, 0, n};
   if (rank == a.root && n > 0) s.copy(mine, out);
   if (total_count(a) == block_count(a, a.root)) return s;  // nothing to read (also p = 1)
-  s.fence_rounds();  // the root's send buffer is published and final
+  s.fence();  // the root's send buffer is published and final
   if (rank != a.root && n > 0) s.remote(a.root, mine, out);
-  s.fence_rounds();  // the root does not return while its send buffer is still read
+  s.fence();  // the root does not return while its send buffer is still read
   return s;
 }
 
@@ -35,14 +36,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   std::uint64_t largest = 0;
   for (int j = 0; j < a.p; ++j)
     if (j != a.root) largest = std::max(largest, block_count(a, j));
-  return 2 * detail::ceil_log2(static_cast<std::uint64_t>(a.p)) * m.alpha + m.beta * static_cast<double>(largest * elem);
+  return 2 * detail::fence_alphas(a.p) * m.alpha + m.beta * static_cast<double>(largest * elem);
 }
 
 const algorithm info{
     .name = "direct",
     .coll = collective::scatterv,
     .summary = "shared memory (outside the one-ported model): every rank copies its block straight from the "
-               "root's send buffer between two fences; 2 ceil(log2 p) alpha + beta (largest block)",
+               "root's send buffer between two fences; cost 2 fences + beta (largest block)",
     .one_ported = false,
     .build = build,
     .cost = cost,

@@ -439,6 +439,20 @@ TEST_CASE("direct: the fence check catches a read without a fence, a read during
                        }),
                        false)
             .empty());
+  // The same with one-round counter fences.
+  CHECK(fence_problems(make([&](schedule& s, int r) {
+                         s.fence();
+                         s.remote((r + p - 1) % p, all_in, all_out);
+                         s.fence();
+                       }),
+                       false)
+            .empty());
+  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
+                               s.fence();
+                               s.remote((r + p - 1) % p, all_in, all_out);
+                             }),
+                             false)
+                  .empty());
   // No first fence.
   CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
                                s.remote((r + p - 1) % p, all_in, all_out);
