@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 
@@ -30,7 +29,7 @@ std::pair<double, double> decade_bounds(double lo, double hi) {
 std::vector<double> log_ticks(double lo, double hi) {
   std::vector<double> out;
   if (!(lo > 0) || !(hi >= lo)) return out;
-  const bool fine = std::log10(hi / lo) < 2.0;
+  const bool fine = std::log10(hi / lo) <= 2.0 + 1e-9;
   for (int k = static_cast<int>(std::floor(std::log10(lo))) - 1; k <= static_cast<int>(std::ceil(std::log10(hi))); ++k) {
     const double d = std::pow(10.0, k);
     for (double m : {1.0, 2.0, 5.0}) {
@@ -51,13 +50,9 @@ std::vector<std::uint64_t> size_ticks(std::uint64_t lo, std::uint64_t hi, int ma
   if (all.empty() || max_ticks < 1) return all;
   std::size_t stride = 1;
   while ((all.size() + stride - 1) / stride > static_cast<std::size_t>(max_ticks)) ++stride;
-  // Keep the ticks at multiples of the stride in the exponent, so that they read 1, 1Ki, 1Mi...
+  // Every stride-th power from the smallest, so that the first size is labelled.
   std::vector<std::uint64_t> out;
-  for (std::uint64_t v : all) {
-    const int e = std::countr_zero(v);
-    if (e % static_cast<int>(stride) == 0) out.push_back(v);
-  }
-  if (out.empty()) out.push_back(all.front());
+  for (std::size_t i = 0; i < all.size(); i += stride) out.push_back(all[i]);
   return out;
 }
 

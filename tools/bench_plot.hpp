@@ -16,7 +16,7 @@ struct log_scale {
   double operator()(double v) const;
 };
 
-// Decades 10^k covering [lo, hi]; within less than two decades also 2 and 5 times them.
+// Decades 10^k covering [lo, hi]; within at most two decades also 2 and 5 times them.
 // Only ticks inside [lo, hi].
 std::vector<double> log_ticks(double lo, double hi);
 // Decade bounds around [lo, hi]: (10^floor(log10 lo), 10^ceil(log10 hi)), at least a decade apart.

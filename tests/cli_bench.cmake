@@ -1,0 +1,25 @@
+# `ranklab bench` from the command line (included by tests/CMakeLists.txt):
+#   cli_bench_sweep    a tiny sweep (allreduce, bcast; p = 2, 3; 8 B and 1 KiB; --quick)
+#                      writing JSON, CSV and SVG;
+#   cli_bench_json     test_bench_output checks that JSON: every (coll, algo, p, size) there
+#                      and verified, or skipped for a precondition;
+#   cli_bench_errors_* unknown collective / algorithm, bad size: a clear message.
+set(_bench_out ${CMAKE_CURRENT_BINARY_DIR}/cli_bench)
+add_test(NAME cli_bench_sweep
+  COMMAND $<TARGET_FILE:ranklab_tool> bench --coll allreduce,bcast --algo all --p 2,3 --sizes 8,1Ki
+          --quick --quiet --json ${_bench_out}.json --csv ${_bench_out}.csv --plot ${_bench_out}.svg)
+set_tests_properties(cli_bench_sweep PROPERTIES FIXTURES_SETUP cli_bench_json TIMEOUT 120)
+
+if(TARGET test_bench_output)
+  add_test(NAME cli_bench_json COMMAND test_bench_output "--test-case=bench json*")
+  set_tests_properties(cli_bench_json PROPERTIES FIXTURES_REQUIRED cli_bench_json
+    ENVIRONMENT "RANKLAB_BENCH_JSON=${_bench_out}.json;RANKLAB_BENCH_SVG=${_bench_out}.svg")
+endif()
+
+add_test(NAME cli_bench_errors_coll COMMAND $<TARGET_FILE:ranklab_tool> bench --coll nonsense --quick)
+add_test(NAME cli_bench_errors_algo COMMAND $<TARGET_FILE:ranklab_tool> bench --coll bcast --algo nonsense --quick)
+add_test(NAME cli_bench_errors_size COMMAND $<TARGET_FILE:ranklab_tool> bench --coll bcast --sizes 8,1Qi --quick)
+set_tests_properties(cli_bench_errors_coll PROPERTIES PASS_REGULAR_EXPRESSION "unknown collective 'nonsense'")
+set_tests_properties(cli_bench_errors_algo PROPERTIES
+  PASS_REGULAR_EXPRESSION "'nonsense' is not an algorithm of the requested collectives")
+set_tests_properties(cli_bench_errors_size PROPERTIES PASS_REGULAR_EXPRESSION "'1Qi': unknown unit")

@@ -1,0 +1,247 @@
+// `ranklab bench`: unit tests of its pure parts (size lists, statistics, the meaning of bytes
+// per rank, plot scales and ticks, the peers' CSV), and the checker of a sweep's JSON: when
+// RANKLAB_BENCH_JSON names a file (tests/cli_bench.cmake runs a tiny sweep first), every
+// requested (coll, algo, p, size) must be there and verified, or skipped because the
+// algorithm's preconditions (checked here independently) reject the call.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "bench_peers.hpp"
+#include "bench_plot.hpp"
+#include "bench_report.hpp"
+#include "bench_util.hpp"
+#include "ranklab/registry.hpp"
+
+using namespace ranklab;
+using namespace ranklab::tools::bench;
+
+TEST_CASE("bench: sizes and lists") {
+  CHECK(parse_size("8") == 8);
+  CHECK(parse_size("1Ki") == 1024);
+  CHECK(parse_size("64K") == 65536);
+  CHECK(parse_size("64k") == 65536);
+  CHECK(parse_size("1Mi") == 1u << 20);
+  CHECK(parse_size("2MiB") == 2u << 20);
+  CHECK(parse_size("1G") == 1ull << 30);
+  CHECK(parse_size("512B") == 512);
+  for (const char* bad : {"", "x", "1Qi", "-1", "1Kix", "1.5K"}) CHECK_THROWS_AS(parse_size(bad), std::invalid_argument);
+  CHECK(parse_size_list("8,1Ki,64Ki,1Mi") == std::vector<std::uint64_t>{8, 1024, 65536, 1u << 20});
+  CHECK(parse_size_list("8:64") == std::vector<std::uint64_t>{8, 16, 32, 64});
+  CHECK(parse_size_list("8:1Ki:8") == std::vector<std::uint64_t>{8, 64, 512});
+  CHECK_THROWS_AS(parse_size_list("64:8"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_size_list(","), std::invalid_argument);
+  CHECK(size_label(8) == "8");
+  CHECK(size_label(1024) == "1Ki");
+  CHECK(size_label(65536) == "64Ki");
+  CHECK(size_label(3u << 20) == "3Mi");
+  CHECK(size_label(1000) == "1000");
+  CHECK(parse_int_list("2,4,16") == std::vector<int>{2, 4, 16});
+  CHECK_THROWS_AS(parse_int_list("2,x"), std::invalid_argument);
+  CHECK_THROWS_AS(parse_int_list("0"), std::invalid_argument);
+  CHECK(split_list("a,,b,") == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("bench: median and batch statistics") {
+  CHECK(median({3, 1, 2}) == 2);
+  CHECK(median({4, 1, 3, 2}) == 2.5);
+  CHECK(median({}) == 0);
+  const batch_stats s = summarize({5, 1, 9, 3, 7});
+  CHECK(s.median == 5);
+  CHECK(s.min == 1);
+  CHECK(s.max == 9);
+}
+
+TEST_CASE("bench: bytes per rank mean what the MPI peer means") {
+  CHECK(reported_bytes(collective::allreduce, 8) == 8);
+  CHECK(reported_bytes(collective::allreduce, 2) == 4);   // at least one int32
+  CHECK(reported_bytes(collective::allreduce, 10) == 8);  // whole int32s
+  CHECK(reported_bytes(collective::bcast, 10) == 10);
+  CHECK(reported_bytes(collective::barrier, 1024) == 0);
+  CHECK(result_bytes(collective::allgather, 4, 8) == 32);
+  CHECK(result_bytes(collective::alltoall, 4, 8) == 32);
+  CHECK(result_bytes(collective::allreduce, 4, 8) == 8);
+
+  const call ar = make_bench_call(collective::allreduce, 4, 1024, "auto");
+  CHECK(ar.args.count == 256);
+  CHECK(ar.type.size == 4);
+  CHECK(ar.args.root == 0);
+  const call bc = make_bench_call(collective::bcast, 4, 1024, "auto");
+  CHECK(bc.args.count == 1024);
+  CHECK(bc.type.size == 1);
+  const call rsb = make_bench_call(collective::reduce_scatter_block, 4, 64, "auto");
+  CHECK(rsb.args.count == 16);  // the block each rank receives
+  const call agv = make_bench_call(collective::allgatherv, 3, 100, "auto");
+  CHECK(agv.args.counts == std::vector<std::uint64_t>{100, 100, 100});
+  const call a2av = make_bench_call(collective::alltoallv, 3, 8, "auto");
+  CHECK(a2av.args.counts.size() == 9);
+  CHECK(buffer_bytes(bc) == 4 * 1024);
+  CHECK(buffer_bytes(ar) == 2 * 4 * 1024);
+}
+
+TEST_CASE("bench: plot scales and ticks") {
+  const log_scale x{1, 100, 0, 200};
+  CHECK(x(1) == doctest::Approx(0));
+  CHECK(x(10) == doctest::Approx(100));
+  CHECK(x(100) == doctest::Approx(200));
+  const log_scale y{1, 1000, 300, 0};  // SVG y grows downwards
+  CHECK(y(1000) == doctest::Approx(0));
+  CHECK(y(10) == doctest::Approx(200));
+
+  CHECK(decade_bounds(3, 40) == std::pair{1.0, 100.0});
+  CHECK(decade_bounds(10, 10) == std::pair{10.0, 100.0});
+  CHECK(decade_bounds(0.25, 0.5) == std::pair{0.1, 1.0});
+  const auto fine = log_ticks(1, 100);
+  CHECK(fine == std::vector<double>{1, 2, 5, 10, 20, 50, 100});
+  const auto coarse = log_ticks(1, 1e4);
+  CHECK(coarse == std::vector<double>{1, 10, 100, 1000, 10000});
+
+  const auto st = size_ticks(8, 1u << 20, 8);
+  CHECK(!st.empty());
+  CHECK(st.size() <= 8);
+  for (std::uint64_t v : st) {
+    CHECK(std::has_single_bit(v));
+    CHECK(v >= 8);
+    CHECK(v <= (1u << 20));
+  }
+  CHECK(st.front() == 8);
+  CHECK(size_ticks(8, 64, 8) == std::vector<std::uint64_t>{8, 16, 32, 64});
+  CHECK(size_ticks(8, 128, 3) == std::vector<std::uint64_t>{8, 32, 128});
+  CHECK(format_usec(1.234) == "1.23");
+  CHECK(format_usec(0.0123) == "0.012");
+  CHECK(format_usec(123.45) == "123.5");  // fmt rounds half to even on the binary value
+  CHECK(format_usec(12345.6) == "12346");
+}
+
+TEST_CASE("bench: the peers' CSV and launch lines") {
+  const auto rows = parse_peer_csv(
+      "impl,coll,mode,p,bytes,usec\nopenmpi,allreduce,regular,4,1024,3.2500\nwarning: noise\n"
+      "mpich,bcast,regular,2,8,0.5000\n");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].impl == "openmpi");
+  CHECK(rows[0].coll == "allreduce");
+  CHECK(rows[0].p == 4);
+  CHECK(rows[0].bytes == 1024);
+  CHECK(rows[0].usec == doctest::Approx(3.25));
+  CHECK(rows[1].impl == "mpich");
+  const auto om = launcher_command("openmpi", 16, 2, true);
+  CHECK(std::find(om.begin(), om.end(), "--oversubscribe") != om.end());
+  CHECK(std::find(om.begin(), om.end(), "--allow-run-as-root") != om.end());
+  const auto om2 = launcher_command("openmpi", 2, 2, false);
+  CHECK(std::find(om2.begin(), om2.end(), "--allow-run-as-root") == om2.end());
+  CHECK(std::find(om2.begin(), om2.end(), "core") != om2.end());
+  const auto mp = launcher_command("mpich", 4, 2, false);
+  CHECK(std::find(mp.begin(), mp.end(), "-bind-to") == mp.end());
+  const process_result r = run_process({"sh", "-c", "echo hi; sleep 5"}, 0.5);
+  CHECK(r.timed_out);
+  CHECK(r.out == "hi\n");
+}
+
+TEST_CASE("bench: SVG of a small result set") {
+  bench_results r;
+  for (std::uint64_t b : {8u, 1024u, 65536u}) {
+    result_row row;
+    row.impl = "ranklab", row.coll = "allreduce", row.algo = "ring", row.p = 4, row.bytes = b;
+    row.usec_median = 1.0 + static_cast<double>(b) / 1000;
+    r.rows.push_back(row);
+    row.algo = "auto";
+    r.rows.push_back(row);
+  }
+  const std::string svg = render_svg(r);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+  CHECK(svg.find("allreduce, p = 4") != std::string::npos);
+  CHECK(svg.find("<polyline") != std::string::npos);
+  CHECK(svg.find("64Ki") != std::string::npos);
+}
+
+// ---- the sweep's JSON --------------------------------------------------------------------
+TEST_CASE("bench json: every requested configuration is present and verified") {
+  const char* path = std::getenv("RANKLAB_BENCH_JSON");
+  if (path == nullptr) {
+    MESSAGE("RANKLAB_BENCH_JSON not set: nothing to check (tests/cli_bench.cmake sets it)");
+    return;
+  }
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  REQUIRE(j.at("format") == "ranklab-bench");
+  const auto& q = j.at("request");
+  const auto& rows = j.at("rows");
+  const auto& skipped = j.at("skipped");
+  auto find = [&](const std::string& impl, const std::string& coll, const std::string& algo, int p, std::uint64_t b) {
+    const nlohmann::json* hit = nullptr;
+    for (const auto& row : rows)
+      if (row.at("impl") == impl && row.at("coll") == coll && row.at("algo") == algo && row.at("p") == p &&
+          row.at("bytes") == b)
+        hit = &row;
+    return hit;
+  };
+  auto is_skipped = [&](const std::string& coll, const std::string& algo, int p, std::uint64_t b) {
+    for (const auto& s : skipped)
+      if (s.at("coll") == coll && s.at("algo") == algo && s.at("p") == p && s.at("bytes") == b) return true;
+    return false;
+  };
+  int checked = 0;
+  for (const std::string coll_name : q.at("colls")) {
+    const auto coll = collective_from_name(coll_name);
+    REQUIRE(coll.has_value());
+    std::vector<std::string> algos;
+    for (const std::string a : q.at("algos")) {
+      if (a == "all") {
+        algos.push_back("auto");
+        for (const algorithm* x : registry::for_collective(*coll)) algos.emplace_back(x->name);
+      } else if (a == "auto" || registry::find(*coll, a) != nullptr) {
+        algos.push_back(a);
+      }
+    }
+    for (const int p : q.at("p")) {
+      std::set<std::uint64_t> sizes;
+      for (const std::uint64_t s : q.at("sizes")) sizes.insert(reported_bytes(*coll, s));
+      for (std::uint64_t b : sizes) {
+        for (const std::string& a : algos) {
+          CAPTURE(coll_name);
+          CAPTURE(a);
+          CAPTURE(p);
+          CAPTURE(b);
+          const auto* row = find("ranklab", coll_name, a, p, b);
+          if (a != "auto" && !meets_preconditions(*registry::find(*coll, a), make_bench_call(*coll, p, b, a).args)) {
+            CHECK(row == nullptr);
+            CHECK(is_skipped(coll_name, a, p, b));
+            continue;
+          }
+          REQUIRE(row != nullptr);
+          CHECK(row->at("status") == "ok");
+          CHECK(row->at("verified") == true);
+          CHECK(row->at("usec_median").get<double>() > 0);
+          CHECK(row->at("usec_min").get<double>() <= row->at("usec_median").get<double>());
+          CHECK(row->at("usec_median").get<double>() <= row->at("usec_max").get<double>());
+          CHECK(row->at("iterations").get<std::int64_t>() >= 1);
+          if (a == "auto") CHECK(registry::find(*coll, row->at("selected").get<std::string>()) != nullptr);
+          ++checked;
+        }
+        if (q.at("baselines") == true && *coll != collective::barrier) {
+          const auto* t = find("tbb", coll_name, "", p, b);
+          REQUIRE(t != nullptr);
+          CHECK(t->at("verified") == true);
+          CHECK(find("memcpy", coll_name, "", p, b) != nullptr);
+          CHECK(find("memcpy2", coll_name, "", p, b) != nullptr);
+        }
+      }
+    }
+  }
+  CHECK(checked > 0);
+  if (const char* svg_path = std::getenv("RANKLAB_BENCH_SVG")) {
+    std::ifstream s(svg_path);
+    std::stringstream text;
+    text << s.rdbuf();
+    CHECK(text.str().rfind("<svg", 0) == 0);
+    CHECK(text.str().find("<polyline") != std::string::npos);
+  }
+}
