@@ -152,6 +152,10 @@ struct team_state {
         t.blocked.fetch_sub(1, std::memory_order_seq_cst);
       }
     } guard{*this, s};
+    // The deadlock check runs every check_interval of sleep, whether the futex wait timed
+    // out or returned early (a ring for another operation, a spurious wake-up).
+    constexpr auto check_interval = std::chrono::milliseconds(20);
+    auto next_check = std::chrono::steady_clock::now() + check_interval;
     for (;;) {
       const auto [why, peer] = blocked_on();
       s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
@@ -160,7 +164,11 @@ struct team_state {
       const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
       if (ready()) return;
       if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
-      if (!futex_wait(s.doorbell, bell, std::chrono::milliseconds(20))) detect_deadlock();
+      futex_wait(s.doorbell, bell, check_interval);
+      if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
+        detect_deadlock();
+        next_check = now + check_interval;
+      }
     }
   }
   // For helper threads (progress threads): sleep until the rank's doorbell rings or the
