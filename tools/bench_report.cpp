@@ -125,8 +125,9 @@ std::vector<grid> result_grids(const bench_results& r) {
   std::vector<grid> out;
   for (const auto& [coll, p] : panels(r)) {
     grid g;
-    g.title = fmt::format("{}, p = {}: us per call, median of {} batches ({}; memcpy: copy of one rank's result)",
-                          coll, p, r.request.batches, coll_meaning(coll));
+    g.title = fmt::format("{}, p = {}: us per call, median of {} batches ({}{})", coll, p, r.request.batches,
+                          coll_meaning(coll),
+                          r.request.baselines && coll != "barrier" ? "; memcpy: copy of one rank's result" : "");
     const auto cols = columns(r, coll, p);
     g.header.push_back("bytes");
     bool any_auto = false;
@@ -179,7 +180,7 @@ std::vector<grid> comparison_grids(const bench_results& r) {
     for (std::uint64_t b : sizes_of(r, coll, p)) {
       const result_row* best = nullptr;
       for (const result_row& row : r.rows)
-        if (row.impl == "ranklab" && row.algo != "auto" && row.coll == coll && row.p == p && row.bytes == b &&
+        if (row.impl == "ranklab" && row.coll == coll && row.p == p && row.bytes == b &&
             has_time(&row) && (best == nullptr || *row.usec_median < *best->usec_median))
           best = &row;
       const result_row* a = find_row(r, "ranklab", "auto", coll, p, b);
@@ -192,7 +193,8 @@ std::vector<grid> comparison_grids(const bench_results& r) {
         if (has_time(m) && (!best_mpi || *m->usec_median < *best_mpi)) best_mpi = *m->usec_median;
       const double res_bytes = c ? static_cast<double>(result_bytes(*c, p, b)) : 0;
       std::vector<std::string> row{size_label(b), best ? format_usec(*best->usec_median) : "-",
-                                   best ? best->algo : "-", cell(a), cell(om), cell(mp), cell(tb)};
+                                   best ? (best->algo == "auto" ? best->selected : best->algo) : "-",
+                                   cell(a), cell(om), cell(mp), cell(tb)};
       row.push_back(has_time(a) && best_mpi ? fmt::format("{:.2f}", *a->usec_median / *best_mpi) : "-");
       row.push_back(has_time(a) ? format_gbps(res_bytes, *a->usec_median) : "-");
       row.push_back(has_time(mc) ? format_gbps(res_bytes, *mc->usec_median) : "-");
