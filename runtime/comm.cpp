@@ -585,6 +585,49 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   check_peer(source, "source");
   team_->check_failure(rank_, "sendrecv");
   comm_state& cs = *state_;
+  engine e{*team_, cs, rank_};
+  // The fast path: a small message through the express lane and the reply polled there,
+  // with none of the operation machinery. Taken only when nothing else needs progress or
+  // ordering (no requests, no stashed messages, no tracing, no progress thread); anything
+  // unusual on the way hands over to the general path below at the point reached.
+  const bool fast = send.size() <= detail::express_payload && send.size() <= team_->options.eager_limit &&
+                    cs.active.empty() && cs.stash.empty() && !cs.threaded && !team_->options.trace;
+  bool posted = false;
+  if (fast) {
+    if (dest != no_rank) {
+      detail::mailbox& box = team_->box(rank_, dest);
+      if (detail::express_cell* cell = express_slot(box)) {
+        cell->coll = detail::point_to_point;
+        cell->bytes = static_cast<std::uint8_t>(send.size());
+        cell->call = 0;
+        cell->root = 0;
+        cell->signature = 0;
+        if (!send.empty()) std::memcpy(cell->payload, send.data(), send.size());
+        cell->seq.store(++box.sent, std::memory_order_release);
+        count_progress(e);
+        team_->ring(dest);
+        posted = true;
+      }
+    }
+    if (source == no_rank && (posted || dest == no_rank)) return 0;
+    if (source != no_rank && (posted || dest == no_rank)) {
+      detail::mailbox& box = team_->box(source, rank_);
+      const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
+      const detail::express_cell& cell = box.cell(seq);
+      for (int i = 0; i < team_->spin_limit; ++i) {
+        if (cell.seq.load(std::memory_order_acquire) == seq) {
+          if (cell.coll != detail::point_to_point || cell.bytes > recv.size()) break;  // the general path explains
+          const std::size_t bytes = cell.bytes;
+          if (bytes) std::memcpy(recv.data(), cell.payload, bytes);
+          box.consumed.store(seq, std::memory_order_release);
+          count_progress(e);
+          return bytes;
+        }
+        if (box.queue.read_available() > 0 || ((i & 63) == 63 && team_->failed.load(std::memory_order_relaxed))) break;
+        detail::cpu_relax();
+      }
+    }
+  }
   operation& op = cs.blocking;
   op.entry.reset();
   op.plan = nullptr;
@@ -601,7 +644,10 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   op.round = 0;
   op.reset_round();
   op.pieces_ready = true;
-  engine e{*team_, cs, rank_};
+  if (posted) {  // by the fast path: resume after the send
+    op.started = op.pre_done = op.posted = true;
+    op.received_bytes = 0;
+  }
   wait_for(e, op);
   return static_cast<std::size_t>(op.received_bytes);
 }

@@ -52,8 +52,8 @@ namespace detail {
 
 team_state::team_state(int p_, team_options o)
     : p(p_), options(o), slots(new rank_slot[static_cast<std::size_t>(p_)]),
-      boxes(new std::atomic<mailbox*>[static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_)]) {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i) boxes[i].store(nullptr, std::memory_order_relaxed);
+      box_lines(new box_line[(static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_) + 7) / 8]) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i) box_pointer(i).store(nullptr, std::memory_order_relaxed);
   // Spinning only pays when every rank has a core; oversubscribed, a spinning rank steals
   // the time slice of the rank it waits for, so go to yield and sleep quickly.
   const int cpus = std::max(1u, std::thread::hardware_concurrency());
@@ -63,7 +63,7 @@ team_state::team_state(int p_, team_options o)
 }
 
 team_state::~team_state() {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i) delete boxes[i].load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i) delete box_pointer(i).load(std::memory_order_relaxed);
 }
 
 mailbox& team_state::create_box(std::atomic<mailbox*>& slot) {
@@ -123,7 +123,7 @@ void team_state::check_quiet() {
     if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
   for (int from = 0; from < p; ++from)
     for (int to = 0; to < p; ++to) {
-      mailbox* b = boxes[static_cast<std::size_t>(from) * p + to].load();
+      mailbox* b = box_pointer(static_cast<std::size_t>(from) * p + to).load();
       if (!b || !b->holds_messages()) continue;
       // The oldest unreceived message, wherever it waits.
       const std::uint32_t seq = b->consumed.load() + 1;

@@ -75,7 +75,13 @@ struct team_state {
   int spin_limit = 0;
   int yield_limit = 0;
   std::unique_ptr<rank_slot[]> slots;
-  std::unique_ptr<std::atomic<mailbox*>[]> boxes;  // [from * p + to]
+  // The mailbox pointers [from * p + to], read on every poll by every rank: whole cache
+  // lines of their own, so that no allocation written by a rank shares their line.
+  struct alignas(64) box_line {
+    std::atomic<mailbox*> box[8];
+  };
+  std::unique_ptr<box_line[]> box_lines;
+  std::atomic<mailbox*>& box_pointer(std::size_t i) { return box_lines[i / 8].box[i % 8]; }
   std::array<fence_counter, call_slots> fences;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
@@ -84,7 +90,7 @@ struct team_state {
   std::atomic<int> finished{0};
 
   mailbox& box(int from, int to) {
-    std::atomic<mailbox*>& slot = boxes[static_cast<std::size_t>(from) * p + to];
+    std::atomic<mailbox*>& slot = box_pointer(static_cast<std::size_t>(from) * p + to);
     mailbox* b = slot.load(std::memory_order_acquire);
     return b ? *b : create_box(slot);
   }
