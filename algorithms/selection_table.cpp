@@ -26,6 +26,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 constexpr std::string_view format_name = "ranklab-selection";
 constexpr std::string_view builtin_source = "built-in";
+constexpr std::string_view shipped_source = "shipped data/selection/default.json";
 
 // ---- the built-in table ------------------------------------------------------------------
 // Rows are tried in order; the first whose collective and size band match, and whose
@@ -282,6 +283,19 @@ const selection_table& builtin_selection() {
   return t;
 }
 
+namespace detail {
+extern const char* const shipped_selection_json;  // generated from data/selection/default.json
+}
+
+const selection_table& shipped_selection() {
+  static const selection_table t = [] {
+    const std::string_view text = detail::shipped_selection_json;
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return make_builtin();
+    return parse_selection(text, std::string(shipped_source));
+  }();
+  return t;
+}
+
 selection_table parse_selection(std::string_view json_text, const std::string& origin) {
   ojson doc;
   try {
@@ -402,15 +416,17 @@ std::shared_ptr<const selection_table> current_selection() {
   std::lock_guard lock(s.lock);
   if (!s.table) {
     const char* path = std::getenv("RANKLAB_SELECTION");
-    if (path != nullptr && *path != '\0') {
+    const std::string_view which = path ? path : "";
+    if (which == "builtin" || which == "built-in") {
+      s.table = std::shared_ptr<const selection_table>(std::shared_ptr<void>(), &builtin_selection());
+    } else if (which == "shipped" || which.empty()) {
+      s.table = std::shared_ptr<const selection_table>(std::shared_ptr<void>(), &shipped_selection());
+    } else {
       try {
         s.table = std::make_shared<const selection_table>(read_selection(path));
       } catch (const usage_error& e) {
         throw usage_error(no_rank, "selection", e.cause() + " (named by RANKLAB_SELECTION)");
       }
-    } else {
-      // Aliasing constructor: shares nothing, points at the static built-in table.
-      s.table = std::shared_ptr<const selection_table>(std::shared_ptr<void>(), &builtin_selection());
     }
   }
   return s.table;

@@ -327,7 +327,7 @@ bool advance(engine& e, operation& op) {
     }
     if (op.by_descriptor && op.descriptor.state.load(std::memory_order_acquire) != send_descriptor::released)
       return moved;
-    if (tracing && to + from != 2 * no_rank) {
+    if (tracing && (to + from != 2 * no_rank || (rd && rd->fence))) {  // a fence is a round too
       std::uint64_t sent = 0;
       if (to != no_rank)
         for (const piece& pc : op.send_pieces) sent += pc.bytes;

@@ -370,7 +370,7 @@ TEST_CASE("unknown algorithm names in a table are reported with the rule and the
   CHECK(contains(e, "known: "));
   CHECK(contains(e, "chain"));
   CHECK(contains(e, "binomial"));
-  CHECK(current_selection()->source == "built-in");  // nothing was installed
+  CHECK(current_selection()->source == shipped_selection().source);  // nothing was installed
   // A name registered for another collective only is unknown here too.
   t = sample_table();
   t.rules[0].algorithm = "dissemination";
@@ -532,7 +532,7 @@ TEST_CASE("describe_rule, selection_bytes, model_for") {
 
 TEST_CASE("the table's cost model is the machine cost model: circulant sizes its blocks with it") {
   clean_selection clean;
-  CHECK(detail::machine_cost_model().alpha == cost_model{}.alpha);
+  CHECK(detail::machine_cost_model().alpha == shipped_selection().model.alpha);
   const coll_args a = [] {
     coll_args x = args_of(collective::bcast, 8, 1 << 16);
     x.elem_size = 8;
@@ -553,7 +553,42 @@ TEST_CASE("the table's cost model is the machine cost model: circulant sizes its
   CHECK(rounds() > q + 50);
   CHECK(rounds() < q + 200);
   reset_selection();
-  CHECK(detail::machine_cost_model().beta == cost_model{}.beta);
+  CHECK(detail::machine_cost_model().beta == shipped_selection().model.beta);
+}
+
+TEST_CASE("the shipped table: measured, valid, used when nothing is installed, every collective covered") {
+  clean_selection clean;
+  const selection_table& s = shipped_selection();
+  CHECK(s.source == "shipped data/selection/default.json");
+  CHECK(s.machine_json.find("\"tool\"") != std::string::npos);  // written by ranklab tune
+  CHECK(s.model.alpha > 0);
+  CHECK(s.model.beta > 0);
+  // Every rule names a registered algorithm of its collective (parse_selection refuses
+  // others), and round-trips through the file format.
+  CHECK(parse_selection(to_json(s), "again.json").rules == s.rules);
+  CHECK(current_selection()->source == s.source);
+  // Every collective at every p measured: auto answers from the table (not by falling back).
+  for (int ci = 0; ci < collective_count; ++ci) {
+    const auto c = static_cast<collective>(ci);
+    for (int p : {2, 4, 8, 16}) {
+      coll_args a = args_of(c, p, c == collective::barrier ? 0 : 16);
+      if (has_vector_counts(c)) {
+        a.count = 0;
+        a.counts.assign(c == collective::alltoallv ? static_cast<std::size_t>(p) * p : static_cast<std::size_t>(p), 4);
+      }
+      std::string why;
+      select_algorithm(a, 4, "auto", &why);
+      INFO(name(c), " p=", p, ": ", why);
+      CHECK(why.find("table shipped") == 0);
+    }
+  }
+  // RANKLAB_SELECTION=builtin picks the hand-written rows instead.
+  reset_selection();
+  {
+    scoped_env e("RANKLAB_SELECTION", "builtin");
+    CHECK(current_selection()->source == "built-in");
+  }
+  reset_selection();
 }
 
 }  // TEST_SUITE

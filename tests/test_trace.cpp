@@ -241,7 +241,7 @@ TEST_CASE("trace() is ordered by rank, then time") {
   constexpr int p = 4;
   team t(p, tracing(true));
   run(t, [](comm& c) {
-    for (int i = 0; i < 3; ++i) c.barrier();
+    for (int i = 0; i < 3; ++i) c.barrier({"dissemination"});
   });
   const auto all = t.trace();
   CHECK(all.size() == static_cast<std::size_t>(p * 3 * 2));  // 3 barriers x ceil(log2 4) rounds
@@ -293,11 +293,25 @@ TEST_CASE("write_trace_json_lines: one valid JSON object per line with every fie
   CHECK(text.find(R"("coll":"p2p")") != std::string::npos);
 }
 
+TEST_CASE("a fence is traced as a round without peers (counter barrier)") {
+  constexpr int p = 3;
+  team t(p, tracing(true));
+  run(t, [](comm& c) { c.barrier({"counter"}); });
+  const auto all = t.trace();
+  REQUIRE(all.size() == static_cast<std::size_t>(p));  // one fence round per rank
+  for (const auto& e : all) {
+    CHECK(e.coll == "barrier");
+    CHECK(e.to == no_rank);
+    CHECK(e.from == no_rank);
+    CHECK(e.bytes_sent == 0);
+  }
+}
+
 TEST_CASE("events stay readable after the run (trace outlives the ranks' threads)") {
   std::vector<trace_event> copy;
   {
     team t(2, tracing(true));
-    run(t, [](comm& c) { c.barrier(); });
+    run(t, [](comm& c) { c.barrier({"dissemination"}); });
     copy = t.trace();
   }
   REQUIRE(copy.size() == 2);

@@ -23,8 +23,9 @@
 // file and the rule.
 //
 // Which table "auto" uses: the one installed by load_selection()/use_selection(); else,
-// read at first use, the file named by the environment variable RANKLAB_SELECTION; else the
-// built-in table. RANKLAB_<COLLECTIVE>_ALGORITHM and an explicit algorithm name in the call
+// read at first use, the file named by the environment variable RANKLAB_SELECTION
+// ("builtin": the hand-written built-in rows; "shipped": the default); else the shipped
+// table (shipped_selection()). RANKLAB_<COLLECTIVE>_ALGORITHM and an explicit algorithm name in the call
 // still win over any table (registry.hpp, select_algorithm). Install a table before ranks
 // start calling collectives: schedules already built (and cached by each comm) keep the
 // algorithm they were built with, and ranks must agree on the choice.
@@ -91,6 +92,10 @@ std::uint64_t selection_bytes(const coll_args& args, std::size_t elem_size);
 
 // The built-in rows (data in algorithms/selection_table.cpp), model = cost_model{}.
 const selection_table& builtin_selection();
+// The shipped table: data/selection/default.json, written by `ranklab tune` on the reference
+// machine and compiled into the library; its calls not covered fall back to the built-in
+// rows. What "auto" uses unless a table is installed or RANKLAB_SELECTION names another.
+const selection_table& shipped_selection();
 
 // Parses a table. Errors are usage_error whose message starts with `origin` (the file name)
 // and says what is wrong (JSON syntax with line and column, missing or mistyped key,
