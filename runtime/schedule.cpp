@@ -91,11 +91,18 @@ void schedule::fence() {
   rounds_.back().fence = true;
 }
 
-void schedule::local(region src, region dst, combine how, int src_rank) {
+void schedule::push(int rank, region src, region dst, combine how) {
+  if (rank < 0 || rank >= p_)
+    throw usage_error(rank_, "schedule", fmt::format("push to rank {} outside 0..{}", rank, p_ - 1));
+  reads_remote_ = true;  // touches another rank's buffers: the executors treat it like a read
+  local(src, dst, how, no_rank, rank);
+}
+
+void schedule::local(region src, region dst, combine how, int src_rank, int dst_rank) {
   if (src.count != dst.count)
     throw usage_error(rank_, "schedule",
                       fmt::format("local step from {} to {} changes the size", show(src), show(dst)));
-  steps_.push_back({src, dst, how, src_rank});
+  steps_.push_back({src, dst, how, src_rank, dst_rank});
   const auto end = static_cast<std::uint32_t>(steps_.size());
   if (rounds_.empty()) {
     prologue_end_ = end;
@@ -162,7 +169,8 @@ std::string schedule::describe() const {
   auto steps = [&](std::span<const local_step> ls, const char* when) {
     for (const auto& st : ls)
       s += fmt::format("    {} {} {}{} -> {}\n", when, show(st.how),
-                       st.src_rank == no_rank ? "" : fmt::format("rank {}:", st.src_rank), show(st.src), show(st.dst));
+                       st.src_rank == no_rank ? "" : fmt::format("rank {}:", st.src_rank), show(st.src),
+                       (st.dst_rank == no_rank ? "" : fmt::format("rank {}:", st.dst_rank)) + show(st.dst));
   };
   steps(prologue(), "prologue");
   for (std::size_t i = 0; i < rounds_.size(); ++i) {

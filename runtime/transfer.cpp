@@ -52,7 +52,8 @@ void transfer(std::span<const piece> src, std::span<const piece> dst, combine ho
 void run_step(const local_step& step, const buffer_table& buffers, const reduction& red,
               const buffer_table* (*remote)(const void* context, int rank), const void* context) {
   const buffer_table& from = step.src_rank == no_rank ? buffers : *remote(context, step.src_rank);
-  transfer(from.address(step.src), buffers.address(step.dst), step.src.count * buffers.elem_size, step.how, red);
+  const buffer_table& to = step.dst_rank == no_rank ? buffers : *remote(context, step.dst_rank);
+  transfer(from.address(step.src), to.address(step.dst), step.src.count * buffers.elem_size, step.how, red);
 }
 
 }  // namespace ranklab::detail

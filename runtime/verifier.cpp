@@ -76,7 +76,15 @@ struct checker {
       } else {
         check_region(s, st.src, false, "local step source", round);
       }
-      check_region(s, st.dst, true, "local step destination", round);
+      if (st.dst_rank != no_rank) {
+        report.remote_elements += st.dst.count;
+        if (st.dst_rank < 0 || static_cast<std::size_t>(st.dst_rank) >= all->size())
+          fail(fmt::format("rank {} round {}: push to rank {} that does not exist", s.rank(), round, st.dst_rank));
+        else
+          check_region((*all)[static_cast<std::size_t>(st.dst_rank)], st.dst, true, "push destination", round);
+      } else {
+        check_region(s, st.dst, true, "local step destination", round);
+      }
       if (st.src.count != st.dst.count)
         fail(fmt::format("rank {} round {}: local step changes size", s.rank(), round));
       report.local_elements += st.src.count;

@@ -173,7 +173,7 @@ epochs split_epochs(const schedule& s) {
     add(s.pre_steps(rounds[i]), e.fences);
     for (int k = 0; k + 1 < len; ++k)
       for (const local_step& st : s.post_steps(rounds[i + k])) {
-        if (st.src_rank != no_rank)
+        if (st.src_rank != no_rank || st.dst_rank != no_rank)
           e.problems.push_back(fmt::format("rank {}: remote step inside fence {}", s.rank(), e.fences + 1));
         e.steps.push_back({e.fences, st});
       }
@@ -216,14 +216,37 @@ std::vector<std::string> fence_problems(const schedule_set& set, bool in_out_ali
       problems.push_back(fmt::format("rank {} has {} fences, rank 0 {}", r, all[r].fences, all[0].fences));
     for (const epoch_step& es : all[r].steps) {
       const local_step& st = es.step;
+      if (st.dst_rank != no_rank) {  // a push into another rank's buffer
+        const int j = st.dst_rank;
+        if (es.epoch < 1 || es.epoch >= all[r].fences) {
+          problems.push_back(fmt::format("rank {} pushes into rank {} after fence {} of {}", r, j, es.epoch,
+                                         all[r].fences));
+          continue;
+        }
+        for (const epoch_step& w : all[static_cast<std::size_t>(j)].steps)  // j's own steps
+          if (w.epoch == es.epoch &&
+              ((w.step.dst_rank == no_rank && overlap(w.step.dst, st.dst, in_out_alias)) ||
+               (w.step.src_rank == no_rank && overlap(w.step.src, st.dst, in_out_alias))))
+            problems.push_back(fmt::format("rank {} pushes into [{}, +{}) of buffer {} of rank {} while that rank "
+                                           "uses it (between fences {} and {})",
+                                           r, st.dst.offset, st.dst.count, st.dst.buffer, j, es.epoch, es.epoch + 1));
+        if (problems.size() > 5) return problems;
+        continue;
+      }
       if (st.src_rank == no_rank) continue;
       if (es.epoch < 1 || es.epoch >= all[r].fences) {
         problems.push_back(fmt::format("rank {} reads rank {} after fence {} of {}", r, st.src_rank, es.epoch,
                                        all[r].fences));
         continue;
       }
+      // What we read must not be written meanwhile: by its owner, or pushed into by anyone.
+      for (std::size_t x = 0; x < set.size(); ++x)
+        for (const epoch_step& w : all[x].steps)
+          if (w.epoch == es.epoch && w.step.dst_rank == st.src_rank && overlap(w.step.dst, st.src, in_out_alias))
+            problems.push_back(fmt::format("rank {} reads [{}, +{}) of rank {} while rank {} pushes into it", r,
+                                           st.src.offset, st.src.count, st.src_rank, x));
       for (const epoch_step& w : all[static_cast<std::size_t>(st.src_rank)].steps)
-        if (w.epoch == es.epoch && overlap(w.step.dst, st.src, in_out_alias))
+        if (w.epoch == es.epoch && w.step.dst_rank == no_rank && overlap(w.step.dst, st.src, in_out_alias))
           problems.push_back(fmt::format("rank {} reads [{}, +{}) of buffer {} of rank {} while that rank writes it "
                                          "(between fences {} and {})",
                                          r, st.src.offset, st.src.count, st.src.buffer, st.src_rank, es.epoch,
@@ -402,6 +425,45 @@ TEST_CASE("direct: two fences, no data in messages, and the volume each rank rea
     v.args.counts[static_cast<std::size_t>(p - 1)] = 9;  // only the root has data
     CHECK(verify(plans_of(v)).rounds == 0);
   }
+}
+
+TEST_CASE("direct: bcast shares the copying: the root pushes the first 1/p into every non-root") {
+  for (int p : {2, 3, 5, 8, 17})
+    for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{1000}}) {
+      INFO("p=" << p << " n=" << n);
+      const int root = p / 2;
+      const schedule_set set = plans_of(make_call(collective::bcast, "direct", p, n, root));
+      const verify_report r = verify(set);
+      REQUIRE(r.ok);
+      const std::uint64_t head = n / static_cast<std::uint64_t>(p);
+      CHECK(r.remote_elements == static_cast<std::uint64_t>(p - 1) * n);  // each non-root gets n once
+      std::uint64_t pushed = 0, read = 0;
+      for (const schedule& s : set)
+        for (const ranklab::round& rd : s.rounds())
+          for (const local_step& st : s.post_steps(rd)) {
+            if (st.dst_rank != no_rank) {
+              CHECK(s.rank() == root);
+              pushed += st.dst.count;
+            }
+            if (st.src_rank != no_rank) {
+              CHECK(st.src_rank == root);
+              read += st.src.count;
+            }
+          }
+      CHECK(pushed == static_cast<std::uint64_t>(p - 1) * head);
+      CHECK(read == static_cast<std::uint64_t>(p - 1) * (n - head));
+      CHECK(fence_problems(set, false).empty());
+    }
+  // The check sees a push into what the owner reads in the same interval.
+  schedule_set bad;
+  for (int r = 0; r < 2; ++r) {
+    bad.emplace_back(r, 2, 4, 4);
+    bad.back().fence();
+    if (r == 0) bad.back().push(1, region{in_buffer, 0, 4}, region{out_buffer, 0, 4});
+    else bad.back().copy(region{out_buffer, 0, 4}, region{out_buffer, 0, 4});
+    bad.back().fence();
+  }
+  CHECK_FALSE(fence_problems(bad, false).empty());
 }
 
 TEST_CASE("direct: every remote read lies between two fences, and its owner does not write it meanwhile") {

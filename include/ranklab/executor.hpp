@@ -33,7 +33,7 @@ struct verify_report {
   std::uint64_t elements = 0;         // elements sent over all ranks
   std::uint64_t max_message = 0;      // largest message, elements
   std::uint64_t local_elements = 0;   // elements copied or reduced locally
-  std::uint64_t remote_elements = 0;  // elements read directly from other ranks' buffers
+  std::uint64_t remote_elements = 0;  // elements read from or pushed into other ranks' buffers
   std::uint64_t fences = 0;           // fence rounds (schedule::fence), over all ranks
   // With count_receives: receives_per_element[r][i] = how many receives wrote element i of
   // rank r's out buffer (broadcast-like collectives: exactly one on non-roots).

@@ -41,6 +41,9 @@ struct local_step {
   // this rank's buffers instead of our own. Safe between two fences (fence() or
   // fence_rounds()) during which the owner does not write that region.
   int src_rank = no_rank;
+  // Likewise, write `dst` into this rank's buffers (a push): safe between two fences during
+  // which the owner neither reads nor writes that region.
+  int dst_rank = no_rank;
 };
 
 struct round {
@@ -72,6 +75,9 @@ class schedule {
   void reduce(region src, region dst, combine how) { local(src, dst, how); }
   // A step reading another rank's buffer directly (shared-memory direct algorithms).
   void remote(int rank, region src, region dst, combine how = combine::copy);
+  // A step writing our `src` into another rank's buffer directly (shared-memory direct
+  // algorithms): lets a rank with nothing else to do share the copying.
+  void push(int rank, region src, region dst, combine how = combine::copy);
   // Appends a dissemination barrier (ceil(log2 p) rounds of empty messages): afterwards
   // every rank has finished everything before it, so buffers can be read directly.
   void fence_rounds();
@@ -106,7 +112,7 @@ class schedule {
   std::string describe() const;
 
  private:
-  void local(region src, region dst, combine how, int src_rank = no_rank);
+  void local(region src, region dst, combine how, int src_rank = no_rank, int dst_rank = no_rank);
   round& current(const char* what);
 
   int rank_ = 0;
