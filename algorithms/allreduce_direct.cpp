@@ -18,6 +18,7 @@
 
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/detail/circulant_collectives.hpp"
+#include "ranklab/detail/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -33,22 +34,12 @@ double everyone_cost(const coll_args& a, std::size_t elem, const cost_model& m) 
   return 2 * detail::fence_alphas(a.p) * m.alpha + bytes * m.beta + (a.p - 1) * bytes * (m.gamma + m.beta);
 }
 
-// dst = src_0 (+) ( ... (+) src_{p-1}), folded from the right; `own` is this rank's part.
-void fold(schedule& s, int p, region src, region own, region dst) {
-  auto read = [&](int j, combine how) {
-    if (j == s.rank()) s.reduce(own, dst, how);
-    else s.remote(j, src, dst, how);
-  };
-  read(p - 1, combine::copy);
-  for (int j = p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
-}
-
 void build_everyone(schedule& s, const coll_args& a) {
   const buffer_id copy = s.scratch(a.count);
   const region mine{copy, 0, a.count};
   s.copy(region{in_buffer, 0, a.count}, mine);
   s.fence();  // every copy is made and published
-  fold(s, a.p, mine, mine, region{out_buffer, 0, a.count});
+  detail::fold_all_ranks(s, mine, mine, region{out_buffer, 0, a.count});
   s.fence();  // nobody's copy goes away while it is read
 }
 
@@ -63,7 +54,7 @@ void build_split(schedule& s, const coll_args& a, int rank) {
   const buffer_id own = s.scratch(mine.count);
   s.copy(slice(in_buffer, rank), region{own, 0, mine.count});
   s.fence();  // every input is ready and readable
-  fold(s, a.p, slice(in_buffer, rank), region{own, 0, mine.count}, mine);
+  detail::fold_all_ranks(s, slice(in_buffer, rank), region{own, 0, mine.count}, mine);
   s.fence();  // every slice is final
   for (int j = 0; j < a.p; ++j)
     if (j != rank) s.remote(j, slice(out_buffer, j), slice(out_buffer, j));

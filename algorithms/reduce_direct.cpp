@@ -26,6 +26,7 @@
 
 #include "ranklab/detail/algorithm_util.hpp"
 #include "ranklab/detail/circulant_collectives.hpp"
+#include "ranklab/detail/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -39,17 +40,6 @@ double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 double alone_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double bytes = static_cast<double>(a.count * elem);
   return 2 * detail::fence_alphas(a.p) * m.alpha + (a.p - 1) * bytes * (m.gamma + m.beta);
-}
-
-// out = in_0 (+) ( ... (+) in_{p-1}) over the regions `src` of every rank's send buffer;
-// `own` is where this rank's part is read from (its send buffer, or a copy of it).
-void fold(schedule& s, const coll_args& a, region src, region own, region dst) {
-  auto read = [&](int j, combine how) {
-    if (j == s.rank()) s.reduce(own, dst, how);
-    else s.remote(j, src, dst, how);
-  };
-  read(a.p - 1, combine::copy);
-  for (int j = a.p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
 }
 
 // The root's own part of the fold, safe in place: a scratch copy unless it is read first.
@@ -74,7 +64,7 @@ schedule build(const coll_args& a, int rank) {
     const region all{in_buffer, 0, n};
     const region own = root ? own_part(s, a, all) : all;
     s.fence();  // every send buffer is published and final
-    if (root) fold(s, a, all, own, region{out_buffer, 0, n});
+    if (root) detail::fold_all_ranks(s, all, own, region{out_buffer, 0, n});
     s.fence();  // nobody returns while the root still reads its send buffer
     return s;
   }
@@ -92,7 +82,7 @@ schedule build(const coll_args& a, int rank) {
   if (root) own = own_part(s, a, src);
   else if (src.count > 0) s.scratch(src.count);  // first_scratch: the slice's result
   s.fence();  // every send buffer is published and final
-  if (src.count > 0) fold(s, a, src, own, result(rank));
+  if (src.count > 0) detail::fold_all_ranks(s, src, own, result(rank));
   s.fence();  // every slice is final
   if (root)
     for (int k = 1; k < a.p; ++k) {

@@ -12,6 +12,7 @@
 // Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1) (beta +
 // gamma) m, m = bytes of a block.
 #include "ranklab/detail/algorithm_util.hpp"
+#include "ranklab/detail/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -28,12 +29,7 @@ schedule build(const coll_args& a, int rank) {
     return s;
   }
   s.fence();  // every send buffer is published and final
-  auto read = [&](int j, combine how) {
-    if (j == rank) s.reduce(src, out, how);
-    else s.remote(j, src, out, how);
-  };
-  read(a.p - 1, combine::copy);
-  for (int j = a.p - 2; j >= 0; --j) read(j, combine::reduce_in_left);
+  detail::fold_all_ranks(s, src, src, out);
   s.fence();  // nobody returns while its send buffer is still read
   return s;
 }
