@@ -60,29 +60,37 @@ detail::express_cell* express_slot(detail::mailbox& box) {
   return &box.cell(seq);
 }
 
+// Posts the message of `pieces` (`bytes` in all) to `to` in the express lane, if it fits
+// one line and the lane has room. Returns whether it did.
+bool try_post_express(engine& e, detail::mailbox& box, int to, const call_tag& tag, std::span<const piece> pieces,
+                      std::uint64_t bytes) {
+  if (bytes > detail::express_payload || bytes > e.t.options.eager_limit) return false;
+  detail::express_cell* cell = express_slot(box);
+  if (!cell) return false;
+  cell->coll = tag.coll;
+  cell->bytes = static_cast<std::uint8_t>(bytes);
+  cell->call = tag.call;
+  cell->root = tag.root;
+  cell->signature = tag.signature;
+  std::byte* dst = cell->payload;
+  for (const piece& pc : pieces) {
+    if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
+    dst += pc.bytes;
+  }
+  cell->seq.store(++box.sent, std::memory_order_release);
+  count_progress(e);
+  e.t.ring(to);
+  return true;
+}
+
 // Posts the operation's message of `pieces` to `to`: in the express lane when it fits one
 // line, inline in the queue when small and the queue has room, else by descriptor (the
 // receiver copies from our memory and releases us). Returns false when the mailbox is full.
 bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
   detail::mailbox& box = e.t.box(e.me, to);
-  if (bytes <= detail::express_payload && bytes <= e.t.options.eager_limit) {
-    if (detail::express_cell* cell = express_slot(box)) {
-      cell->coll = op.tag.coll;
-      cell->bytes = static_cast<std::uint8_t>(bytes);
-      cell->call = op.tag.call;
-      cell->root = op.tag.root;
-      cell->signature = op.tag.signature;
-      std::byte* dst = cell->payload;
-      for (const piece& pc : op.send_pieces) {
-        if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
-        dst += pc.bytes;
-      }
-      cell->seq.store(++box.sent, std::memory_order_release);
-      op.by_descriptor = false;
-      count_progress(e);
-      e.t.ring(to);
-      return true;
-    }
+  if (try_post_express(e, box, to, op.tag, op.send_pieces, bytes)) {
+    op.by_descriptor = false;
+    return true;
   }
   auto& queue = box.queue;
   const std::size_t room = queue.write_available();
@@ -590,24 +598,12 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   // with none of the operation machinery. Taken only when nothing else needs progress or
   // ordering (no requests, no stashed messages, no tracing, no progress thread); anything
   // unusual on the way hands over to the general path below at the point reached.
-  const bool fast = send.size() <= detail::express_payload && send.size() <= team_->options.eager_limit &&
-                    cs.active.empty() && cs.stash.empty() && !cs.threaded && !team_->options.trace;
+  const bool fast = cs.active.empty() && cs.stash.empty() && !cs.threaded && !team_->options.trace;
   bool posted = false;
   if (fast) {
     if (dest != no_rank) {
-      detail::mailbox& box = team_->box(rank_, dest);
-      if (detail::express_cell* cell = express_slot(box)) {
-        cell->coll = detail::point_to_point;
-        cell->bytes = static_cast<std::uint8_t>(send.size());
-        cell->call = 0;
-        cell->root = 0;
-        cell->signature = 0;
-        if (!send.empty()) std::memcpy(cell->payload, send.data(), send.size());
-        cell->seq.store(++box.sent, std::memory_order_release);
-        count_progress(e);
-        team_->ring(dest);
-        posted = true;
-      }
+      const piece message{const_cast<std::byte*>(send.data()), send.size()};
+      posted = try_post_express(e, team_->box(rank_, dest), dest, call_tag{}, std::span(&message, 1), send.size());
     }
     if (source == no_rank && (posted || dest == no_rank)) return 0;
     if (source != no_rank && (posted || dest == no_rank)) {
