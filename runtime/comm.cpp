@@ -115,7 +115,8 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
     queue.push(e.cs.stage.data(), chunks);
     op.by_descriptor = false;
   } else {  // large, or the mailbox is too full to take it inline
-    send_descriptor& d = op.descriptor;
+    if (!op.descriptor) op.descriptor = std::make_unique<send_descriptor>();
+    send_descriptor& d = *op.descriptor;
     d.pieces = op.send_pieces.data();
     d.piece_count = static_cast<std::uint32_t>(op.send_pieces.size());
     d.state.store(send_descriptor::posted, std::memory_order_release);
@@ -170,9 +171,18 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
       e.t.check_failure(e.me, op.name);  // the sender withdrew: the team has failed
       throw remote_failure(e.me, op.name, from, "sender withdrew its message");
     }
+    // Release the sender even if the reduction throws (a user operator may): a claimed
+    // descriptor that is never released would keep the failing sender from unwinding.
+    struct release_guard {
+      engine& e;
+      send_descriptor& d;
+      int from;
+      ~release_guard() {
+        d.state.store(send_descriptor::released, std::memory_order_release);
+        e.t.ring(from);
+      }
+    } release{e, d, from};
     detail::transfer(std::span(d.pieces, d.piece_count), op.recv_pieces, how, op.red);
-    d.state.store(send_descriptor::released, std::memory_order_release);
-    e.t.ring(from);
   }
   op.received_bytes = h.bytes;
   count_progress(e);
@@ -243,7 +253,12 @@ const detail::buffer_table* remote_buffers(const void* context, int rank) {
   const auto& c = *static_cast<const remote_context*>(context);
   const auto& entry = c.t->slots[rank].published[c.call % detail::call_slots];
   if (entry.call.load(std::memory_order_acquire) != c.call)
-    throw mismatch_error(rank, "direct read", fmt::format("rank {} has not published its buffers for call #{}", rank, c.call));
+    // The fence before every direct read guarantees the owner published them, unless it has
+    // left the call since: it met a mismatch or an error of its own and withdrew them.
+    throw mismatch_error(rank, "direct read",
+                         fmt::format("collective mismatch or failure: rank {} is no longer in call #{} (it withdrew "
+                                     "its buffers after an error or is in a different collective)",
+                                     rank, c.call));
   if (entry.signature.load(std::memory_order_relaxed) != c.signature)
     throw mismatch_error(rank, "direct read",
                          fmt::format("collective mismatch: rank {} is in a different call #{} (other collective, "
@@ -333,7 +348,7 @@ bool advance(engine& e, operation& op) {
       if (!try_receive(e, op, from)) return moved;
       op.received = moved = true;
     }
-    if (op.by_descriptor && op.descriptor.state.load(std::memory_order_acquire) != send_descriptor::released)
+    if (op.by_descriptor && op.descriptor->state.load(std::memory_order_acquire) != send_descriptor::released)
       return moved;
     if (tracing && (to + from != 2 * no_rank || (rd && rd->fence))) {  // a fence is a round too
       std::uint64_t sent = 0;
@@ -365,9 +380,14 @@ void abandon(team_state& t, int me, operation& op) {
   if (op.complete) return;
   if (op.started && op.plan && op.plan->reads_remote()) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
+    // Withdraw the message. If no receiver has claimed it, a receiver may still take the
+    // header later and look at the descriptor (finding it cancelled): the team keeps it.
+    // If one is copying right now, it finishes before we unwind.
     std::uint32_t expected = send_descriptor::posted;
-    if (!op.descriptor.state.compare_exchange_strong(expected, send_descriptor::cancelled))
-      while (op.descriptor.state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
+    if (op.descriptor->state.compare_exchange_strong(expected, send_descriptor::cancelled, std::memory_order_acq_rel))
+      t.retire(std::move(op.descriptor));
+    else
+      while (op.descriptor->state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
   }
   op.error = std::current_exception();
   op.complete = true;
@@ -384,8 +404,12 @@ bool progress_all(engine& e, operation* first) {
 
 std::pair<wait_reason, int> blocked_on(engine& e, const operation& op) {
   detail::rank_slot& slot = e.t.slots[e.me];
-  slot.call.store(op.tag.call, std::memory_order_relaxed);
-  if (op.entry) slot.call_text.store(op.entry->text.c_str(), std::memory_order_relaxed);
+  if (slot.call.load(std::memory_order_relaxed) != op.tag.call || slot.call_key != op.entry.get()) {
+    std::lock_guard lock(slot.call_mutex);
+    slot.call_text = op.entry ? op.entry->text : std::string();
+    slot.call_key = op.entry.get();
+    slot.call.store(op.tag.call, std::memory_order_relaxed);
+  }
   if (op.complete) return {wait_reason::none, no_rank};
   const round* rd = op.p2p || op.round >= op.plan->rounds().size() ? nullptr : &op.plan->rounds()[op.round];
   const int to = rd ? rd->send_to : op.p2p_to, from = rd ? rd->recv_from : op.p2p_from;
@@ -414,7 +438,7 @@ void wait_for(engine& e, operation& op) {
   try {
     e.t.wait(
         e.me, [&] { return locked(e.cs, [&] { progress_all(e, &op); return op.complete; }); },
-        [&] { return blocked_on(e, op); }, op.name);
+        [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name);
   } catch (...) {
     locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
     throw;
@@ -425,7 +449,7 @@ void wait_for(engine& e, operation& op) {
 // Points the operation at schedule `s` and the caller's buffers; scratch from `scratch`.
 void prepare(operation& op, const schedule& s, const void* in, void* out, const datatype& type,
              const ranklab::op& reduction,
-             std::unique_ptr<std::byte[]>& scratch, std::size_t& scratch_bytes) {
+             detail::aligned_bytes& scratch, std::size_t& scratch_bytes) {
   op.plan = &s;
   op.p2p = false;
   op.type = type;
@@ -438,7 +462,7 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   std::size_t need = 0;
   for (auto count : s.scratch_counts()) need += (count * type.size + 63) / 64 * 64;
   if (need > scratch_bytes) {
-    scratch.reset(new (std::align_val_t(64)) std::byte[need]);
+    scratch = detail::make_aligned_bytes(need);
     scratch_bytes = need;
   }
   std::size_t at = 0;
@@ -598,7 +622,8 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   // with none of the operation machinery. Taken only when nothing else needs progress or
   // ordering (no requests, no stashed messages, no tracing, no progress thread); anything
   // unusual on the way hands over to the general path below at the point reached.
-  const bool fast = cs.active.empty() && cs.stash.empty() && !cs.threaded && !team_->options.trace;
+  // (threaded first: with a progress thread the stash is not ours to read unlocked)
+  const bool fast = !cs.threaded && cs.active.empty() && cs.stash.empty() && !team_->options.trace;
   bool posted = false;
   if (fast) {
     if (dest != no_rank) {
@@ -779,7 +804,7 @@ request::~request() { release(); }
 void request::release() noexcept {
   if (!op_) return;
   try {
-    if (!op_->complete) wait();
+    if (!done()) wait();
   } catch (...) {
   }
   locked(*state_, [&] {
@@ -790,19 +815,28 @@ void request::release() noexcept {
   state_.reset();
 }
 
-bool request::done() const { return op_ && op_->complete; }
+// A progress thread may be advancing the operation: read its state under the comm's lock.
+bool request::done() const { return op_ && locked(*state_, [&] { return op_->complete; }); }
 
 bool request::test() {
   if (!op_) return true;
   engine e{*team_, *state_, rank_};
+  bool complete = false;
+  std::exception_ptr error;
   try {
-    locked(*state_, [&] { progress_all(e, op_.get()); });
+    locked(*state_, [&] {
+      progress_all(e, op_.get());
+      complete = op_->complete;
+      error = op_->error;
+    });
+    // A polling loop must not spin forever on a team that has failed.
+    if (!complete) team_->check_failure(rank_, op_->name);
   } catch (...) {
     locked(*state_, [&] { abandon_all(*team_, rank_, *state_, op_.get()); });
     throw;
   }
-  if (op_->complete && op_->error) std::rethrow_exception(op_->error);
-  return op_->complete;
+  if (complete && error) std::rethrow_exception(error);
+  return complete;
 }
 
 void request::wait() {
@@ -821,17 +855,29 @@ bool test_all(std::span<request> requests) {
   return all;
 }
 
+// Waits like a blocking call (spin, yield, sleep), so that a rank in wait_any counts as
+// blocked for deadlock detection and wakes on a team failure.
 std::size_t wait_any(std::span<request> requests) {
-  for (;;) {
-    bool any_valid = false;
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      if (!requests[i].valid()) continue;
-      any_valid = true;
-      if (requests[i].test()) return i;
+  const request* first = nullptr;
+  for (const request& r : requests)
+    if (r.valid()) {
+      first = &r;
+      break;
     }
-    if (!any_valid) return requests.size();
-    sched_yield();
-  }
+  if (!first) return requests.size();
+  std::size_t found = requests.size();
+  auto ready = [&] {
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      if (requests[i].valid() && requests[i].test()) {
+        found = i;
+        return true;
+      }
+    return false;
+  };
+  engine e{*first->team_, *first->state_, first->rank_};
+  first->team_->wait(
+      first->rank_, ready, [&] { return locked(e.cs, [&] { return blocked_on(e, *first->op_); }); }, "wait_any");
+  return found;
 }
 
 }  // namespace ranklab

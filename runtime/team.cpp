@@ -157,11 +157,12 @@ void team_state::finish(int rank) {
 }
 
 namespace {
-std::string describe_wait(const rank_slot& s, int rank) {
+std::string describe_wait(rank_slot& s, int rank) {
   const int peer = s.waiting_peer.load(std::memory_order_relaxed);
   std::string where =
-      s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_text.load()) : " in point-to-point";
+      s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_description()) : " in point-to-point";
   if (s.finished.load()) return fmt::format("rank {} has returned", rank);
+  if (!s.attached.load()) return fmt::format("rank {} never attached to the team", rank);
   switch (static_cast<wait_reason>(s.waiting_for.load(std::memory_order_relaxed))) {
     case wait_reason::message_from: return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
     case wait_reason::release_by: return fmt::format("rank {} waits for rank {} to take its message{}", rank, peer, where);
@@ -179,7 +180,11 @@ void team_state::detect_deadlock() {
   const auto now = std::chrono::steady_clock::now();
   std::uint64_t progress = 0;
   for (int r = 0; r < p; ++r) progress += slots[r].progress.load(std::memory_order_relaxed);
-  const bool all_stuck = blocked.load() + finished.load() >= p;
+  // A rank that has not attached cannot send anything either: ranks waiting for it are as
+  // stuck as in a deadlock (a team whose application threads never all attach).
+  int unattached = 0;
+  for (int r = 0; r < p; ++r) unattached += !slots[r].attached.load();
+  const bool all_stuck = blocked.load() + finished.load() + unattached >= p;
   if (!all_stuck || progress != detector_progress_ || detector_since_ == std::chrono::steady_clock::time_point{}) {
     detector_progress_ = progress;
     detector_since_ = all_stuck ? now : std::chrono::steady_clock::time_point{};
@@ -191,17 +196,19 @@ void team_state::detect_deadlock() {
   // whom. Ranks inside different collectives at that point is a mismatch, not a deadlock.
   std::string lines;
   bool mismatch = false;
+  bool have_first = false;
   std::uint32_t first_call = 0;
   std::string first_text;
   for (int r = 0; r < p; ++r) {
-    const rank_slot& s = slots[r];
+    rank_slot& s = slots[r];
     lines += "\n  " + describe_wait(s, r);
-    if (s.finished.load()) continue;
+    if (s.finished.load() || !s.attached.load()) continue;
     const std::uint32_t c = s.call.load();
-    if (first_call == 0 && first_text.empty()) {
+    if (!have_first) {
+      have_first = true;
       first_call = c;
-      first_text = s.call_text.load();
-    } else if (c != first_call || first_text != s.call_text.load()) {
+      first_text = s.call_description();
+    } else if (c != first_call || first_text != s.call_description()) {
       mismatch = true;
     }
   }

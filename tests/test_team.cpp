@@ -168,6 +168,37 @@ TEST_CASE("attach: each rank once, ranks in range") {
   }
 }
 
+TEST_CASE("a rank that never attaches: the ranks waiting for it get a deadlock_error naming it, no hang") {
+  // Ranks 0 and 1 of a team of 3 call a collective; rank 2's thread never comes. Nothing
+  // can move, exactly as in a deadlock, and the detector must say which rank is missing.
+  team_options o;
+  o.deadlock_timeout = 100ms;
+  team t(3, o);
+  std::vector<std::string> outcome(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        t.run_as(r, [](comm& c) {
+          std::vector<int> v(4, c.rank());
+          c.allreduce(v, ops::sum, {"ring"});
+        });
+        outcome[r] = "returned";
+      } catch (const deadlock_error& e) {
+        outcome[r] = e.what();
+      } catch (const std::exception& e) {
+        outcome[r] = std::string("other: ") + e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank ", r, ": ", outcome[r]);
+    CHECK(contains(outcome[r], "rank 2 never attached"));
+    CHECK(contains(outcome[r], "waits for a message from rank"));
+  }
+  CHECK(t.failed());
+}
+
 TEST_CASE("a comm can be moved, the moved-to comm keeps the rank") {
   team t(2, team_options{});
   std::vector<int> got(2, -1);

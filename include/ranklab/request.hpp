@@ -35,6 +35,7 @@ class request {
 
  private:
   friend class comm;
+  friend std::size_t wait_any(std::span<request> requests);
   request(detail::team_state* team, std::shared_ptr<detail::comm_state> state, int rank,
           std::unique_ptr<detail::operation> op);
   void release() noexcept;

@@ -32,7 +32,7 @@ struct comm_state {
   std::vector<operation*> active;          // outstanding nonblocking operations, by call
   std::vector<stashed_message> stash;      // early messages
   std::vector<chunk> stage;                // eager payload staging
-  std::unique_ptr<std::byte[]> scratch;    // blocking calls' scratch
+  aligned_bytes scratch;                   // blocking calls' scratch
   std::size_t scratch_bytes = 0;
   std::list<std::shared_ptr<cached_schedule>> cache;  // most recent first
   const algorithm* last_algo = nullptr;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "detail/aligned_buffer.hpp"
 #include "detail/mailbox.hpp"
 #include "ranklab/datatype.hpp"
 #include "ranklab/detail/transfer.hpp"
@@ -35,7 +36,7 @@ struct operation {
   std::exception_ptr error;  // set when the operation failed
   reduction red;
   buffer_table buffers;
-  std::unique_ptr<std::byte[]> scratch;  // nonblocking operations own their scratch
+  aligned_bytes scratch;  // nonblocking operations own their scratch
   std::size_t scratch_bytes = 0;
 
   // Progress: the prologue, then per round: pre steps, post the send, take the receive,
@@ -52,7 +53,10 @@ struct operation {
   std::uint64_t fence_target = 0;  // the fence counter's value that lets us pass
   std::uint64_t round_begin_ns = 0;
   std::uint64_t received_bytes = 0;
-  send_descriptor descriptor;
+  // The large-message descriptor that receivers read. Heap-allocated so that a failed
+  // operation can hand a descriptor a receiver may still look at over to the team
+  // (team_state::retire) instead of freeing it with the operation.
+  std::unique_ptr<send_descriptor> descriptor;
   std::vector<piece> send_pieces, recv_pieces;
 
   // Point-to-point rounds are not schedules: a single round described here.

@@ -35,9 +35,16 @@ struct alignas(64) rank_slot {
   std::atomic<bool> attached{false};
   std::atomic<bool> finished{false};
   std::atomic<std::uint32_t> call{0};  // collective sequence number in progress (0: none)
-  // Its description, for deadlock/mismatch reports; points into the rank's schedule cache,
-  // which keeps the entry alive while the call runs.
-  std::atomic<const char*> call_text{""};
+  // Its description, for deadlock/mismatch reports. A copy, not a pointer into the rank's
+  // schedule cache: the detector reads it from another thread while the owner may evict
+  // the entry. Written only when the rank goes to sleep in a new call.
+  std::mutex call_mutex;
+  std::string call_text;
+  const void* call_key = nullptr;  // the schedule-cache entry call_text was copied from
+  std::string call_description() {
+    std::lock_guard lock(call_mutex);
+    return call_text;
+  }
   binding_info binding;
   std::vector<trace_event> trace;
   std::string leftover;  // messages the rank never received, noted when its comm ends
@@ -136,6 +143,12 @@ struct team_state {
   void fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind);
   std::exception_ptr first_failure() const;
   void finish(int rank);
+  // Keeps a withdrawn large-message descriptor alive until the team ends: a receiver may
+  // still find its header in a mailbox or stash and must see it cancelled, not freed.
+  void retire(std::unique_ptr<send_descriptor> d) {
+    std::lock_guard lock(failure_mutex_);
+    retired_.push_back(std::move(d));
+  }
   // Throws mismatch_error if a mailbox still holds a message (call when all ranks are done).
   void check_quiet();
   std::uint64_t now_ns() const {
@@ -200,6 +213,7 @@ struct team_state {
   int failure_origin_ = no_rank;
   std::string failure_what_;
   failure_kind failure_kind_ = failure_kind::rank_error;
+  std::vector<std::unique_ptr<send_descriptor>> retired_;
 
   std::mutex detector_mutex_;
   std::uint64_t detector_progress_ = 0;

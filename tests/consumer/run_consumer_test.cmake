@@ -59,6 +59,12 @@ endif()
 if(compiler)
   list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${compiler}")
 endif()
+# A sanitized ranklab needs a consumer built with the same sanitizer (its runtime must be
+# in the executable).
+if(DEFINED SANITIZER_FLAGS AND NOT SANITIZER_FLAGS STREQUAL "")
+  list(JOIN SANITIZER_FLAGS " " flags)
+  list(APPEND configure_args "-DCMAKE_CXX_FLAGS=${flags}" "-DCMAKE_EXE_LINKER_FLAGS=${flags}")
+endif()
 
 run_step("install into ${prefix}" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(f include/ranklab/ranklab.hpp)
