@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <numeric>
 
 #include "ranklab/errors.hpp"
@@ -115,21 +116,72 @@ buffer_extent buffer_extents(const coll_args& a, int rank) {
   return {0, 0};
 }
 
+namespace {
+// The most elements a buffer of elem_size-byte elements can hold. Counts, sums and
+// displacements beyond it cannot describe real memory: they come from an overflow or a
+// negative value converted to unsigned, and offsets computed from them would wrap.
+std::uint64_t max_elements(const coll_args& a) {
+  return static_cast<std::uint64_t>(PTRDIFF_MAX) / std::max<std::uint64_t>(a.elem_size, 1);
+}
+
+// Parameters are the same for every algorithm: 0 (-1 for removed_steps) lets it choose.
+void validate_params(const coll_args& a) {
+  const algo_params& pr = a.params;
+  if (pr.blocks < 0)
+    bad(a, fmt::format("blocks = {} (need at least 1, or 0 to let the algorithm choose)", pr.blocks));
+  if (pr.radix < 0 || pr.radix == 1)
+    bad(a, fmt::format("radix = {} (need at least 2, or 0 for the algorithm's default)", pr.radix));
+  if (pr.removed_steps < -1)
+    bad(a, fmt::format("removed_steps = {} (need 0..ceil(log2 p), or -1 to let the algorithm choose)",
+                       pr.removed_steps));
+}
+
+// Counts, their sums and displacement + count must stay below max_elements: the layout
+// arithmetic (block_offset, total_count, buffer_extents) is then free of overflow.
+void validate_sizes(const coll_args& a) {
+  const std::uint64_t limit = max_elements(a);
+  const auto p = static_cast<std::uint64_t>(a.p);
+  if (!has_vector_counts(a.coll)) {
+    if (a.count > limit / p)
+      bad(a, fmt::format("count {} is larger than any buffer of {}-byte elements", a.count, a.elem_size));
+    return;
+  }
+  std::uint64_t sum = 0;
+  for (std::size_t j = 0; j < a.counts.size(); ++j) {
+    if (a.counts[j] > limit - sum)
+      bad(a, fmt::format("counts add up to more than any buffer holds (counts[{}] = {}; a negative count "
+                         "converted to unsigned?)",
+                         j, a.counts[j]));
+    sum += a.counts[j];
+  }
+  for (std::size_t j = 0; j < a.displs.size(); ++j)
+    if (a.displs[j] > limit - a.counts[j])
+      bad(a, fmt::format("displacement {} of rank {} (with its {} elements) lies past any buffer (a negative "
+                         "displacement converted to unsigned?)",
+                         a.displs[j], j, a.counts[j]));
+}
+}  // namespace
+
 void validate(const coll_args& a) {
   if (a.p < 1) bad(a, fmt::format("p = {} (need at least 1 rank)", a.p));
+  if (a.elem_size == 0) bad(a, "element size 0 (a datatype needs at least one byte per element)");
   if (is_rooted(a.coll) && (a.root < 0 || a.root >= a.p))
     bad(a, fmt::format("root {} outside 0..{}", a.root, a.p - 1));
+  validate_params(a);
   if (has_vector_counts(a.coll)) {
     const std::size_t want = a.coll == collective::alltoallv
                                  ? static_cast<std::size_t>(a.p) * static_cast<std::size_t>(a.p)
                                  : static_cast<std::size_t>(a.p);
     if (a.counts.size() != want)
-      bad(a, fmt::format("counts has {} entries, needs {}", a.counts.size(), want));
+      bad(a, fmt::format("counts has {} entries, needs {} (p = {})", a.counts.size(), want, a.p));
     if (!a.displs.empty()) {
       if (a.coll == collective::alltoallv || a.coll == collective::reduce_scatter)
         bad(a, "displacements are not supported for this collective");
       if (a.displs.size() != a.counts.size())
         bad(a, fmt::format("displs has {} entries, counts {}", a.displs.size(), a.counts.size()));
+    }
+    validate_sizes(a);
+    if (!a.displs.empty()) {
       // Blocks must not overlap: an overlapping receive layout is undefined in MPI too.
       std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
       for (int j = 0; j < a.p; ++j)
@@ -142,6 +194,8 @@ void validate(const coll_args& a) {
     }
   } else if (!a.counts.empty() || !a.displs.empty()) {
     bad(a, "counts/displacements given to a collective with a single count");
+  } else {
+    validate_sizes(a);
   }
 }
 

@@ -376,7 +376,7 @@ void withdraw_buffers(team_state& t, int me, const operation& op) {
       while (t.slots[r].reading_remote.load(std::memory_order_seq_cst)) sched_yield();
 }
 
-void abandon(team_state& t, int me, operation& op) {
+void abandon(team_state& t, int me, operation& op, std::exception_ptr why = std::current_exception()) {
   if (op.complete) return;
   if (op.started && op.plan && op.plan->reads_remote()) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
@@ -389,7 +389,7 @@ void abandon(team_state& t, int me, operation& op) {
     else
       while (op.descriptor->state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
   }
-  op.error = std::current_exception();
+  op.error = std::move(why);
   op.complete = true;
 }
 
@@ -493,7 +493,11 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
   for (auto v : c.args.counts) h = fnv(h, v);
   for (auto v : c.args.displs) h = fnv(h, v);
   h = fnv(h, (static_cast<std::uint64_t>(c.type.kind) << 32) | c.type.size);
-  if (is_reduction(c.args.coll)) h = fnv(h, static_cast<std::uint64_t>(c.reduction.kind));
+  if (is_reduction(c.args.coll)) {
+    h = fnv(h, static_cast<std::uint64_t>(c.reduction.kind));
+    // All ranks are threads of one process: user operators compare by function.
+    h = fnv(h, reinterpret_cast<std::uintptr_t>(c.reduction.function));
+  }
   h = fnv(h, reinterpret_cast<std::uintptr_t>(a));
   h = fnv(h, static_cast<std::uint64_t>(c.args.params.blocks));
   h = fnv(h, static_cast<std::uint64_t>(c.args.params.radix));
@@ -506,7 +510,8 @@ bool same_call(const detail::cached_schedule& e, const call& c) {
   const call& k = e.key_call;
   return k.args.coll == c.args.coll && k.args.root == c.args.root && k.args.count == c.args.count &&
          k.args.commutative == c.args.commutative && k.args.params == c.args.params && k.type == c.type &&
-         k.reduction.kind == c.reduction.kind && e.requested == c.choice.name && k.args.counts == c.args.counts &&
+         k.reduction.kind == c.reduction.kind && k.reduction.function == c.reduction.function &&
+         e.requested == c.choice.name && k.args.counts == c.args.counts &&
          k.args.displs == c.args.displs;
 }
 
@@ -567,6 +572,61 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
   }
 }
 
+// A rank that returns with requests still unfinished can never finish them: they fail
+// (their request reports it), and so does the team, since the peers wait for this rank's
+// part of those calls.
+void abandon_unfinished(team_state& t, int me, comm_state& cs) {
+  std::lock_guard lock(cs.progress_lock);  // the progress thread has stopped; cheap
+  std::string calls;
+  for (operation* op : cs.active) {
+    if (op->complete) continue;
+    calls += fmt::format(" #{} i{}", op->tag.call, op->name);
+    abandon(t, me, *op, std::make_exception_ptr(usage_error(me, op->name, "the rank returned with this request unfinished")));
+  }
+  if (calls.empty()) return;
+  const usage_error failure(me, "comm", fmt::format("rank {} returned with unfinished requests:{}", me, calls));
+  t.fail(me, std::make_exception_ptr(failure), failure.what(), detail::failure_kind::rank_error);
+}
+
+// A comm that was moved from or whose team has ended can do nothing.
+void require_usable(const team_state* t, const comm_state* cs, int rank, const char* operation) {
+  if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
+  if (cs->ended.load(std::memory_order_acquire))
+    throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
+}
+
+// The general entry points take raw pointers: a buffer the call needs must be there.
+void require_buffers(const call& c, int rank, int p, const void* in, const void* out) {
+  coll_args args = c.args;
+  args.p = p;
+  const buffer_extent ext = buffer_extents(args, rank);
+  for (auto [which, ptr, count] : {std::tuple{"in", in, ext.in}, std::tuple{"out", out, ext.out}})
+    if (count > 0 && !ptr)
+      throw usage_error(rank, std::string(name(c.args.coll)),
+                        fmt::format("'{}' is a null pointer but the call needs {} elements", which, count));
+}
+
+bool takes_counts(collective c) {
+  return c == collective::allgatherv || c == collective::reduce_scatter || c == collective::scatterv ||
+         c == collective::gatherv || c == collective::alltoallv;
+}
+
+// Schedules read `in` while they write `out`, so the two may share memory only where every
+// algorithm is written for it: the very same buffer for allreduce, scan and exscan (in place).
+void require_separate(const call& c, int rank, const void* in, const void* out) {
+  const buffer_extent ext = buffer_extents(c.args, rank);
+  if (ext.in == 0 || ext.out == 0 || !in || !out) return;
+  const auto* a = static_cast<const std::byte*>(in);
+  const auto* b = static_cast<const std::byte*>(out);
+  const std::uint64_t a_bytes = ext.in * c.type.size, b_bytes = ext.out * c.type.size;
+  if (a + a_bytes <= b || b + b_bytes <= a) return;
+  const bool in_place_ok =
+      c.args.coll == collective::allreduce || c.args.coll == collective::scan || c.args.coll == collective::exscan;
+  if (in_place_ok && a == b && a_bytes == b_bytes) return;
+  throw usage_error(rank, std::string(name(c.args.coll)),
+                    "'in' and 'out' overlap; only allreduce, scan and exscan take the same buffer for both (in place)");
+}
+
 }  // namespace
 
 // ---- comm ------------------------------------------------------------------------------
@@ -576,6 +636,7 @@ comm::comm(detail::team_state* team, int rank)
   state_->stage.resize(chunks_for(detail::header_bytes + max_eager_limit));
   state_->blocking.name = "sendrecv";
   team->slots[rank].trace.clear();
+  team->register_comm(state_);
 }
 
 comm::comm(comm&& o) noexcept
@@ -590,7 +651,7 @@ comm& comm::operator=(comm&& o) noexcept {
 }
 
 comm::~comm() {
-  if (!team_) return;
+  if (!team_ || state_->ended.load(std::memory_order_acquire)) return;  // moved from, or the team ended
   comm_state& cs = *state_;
   if (cs.threaded) {
     {
@@ -600,6 +661,8 @@ comm::~comm() {
     cs.progress_thread.join();
     cs.threaded = false;
   }
+  abandon_unfinished(*team_, rank_, cs);
+  cs.ended.store(true, std::memory_order_release);
   if (!cs.stash.empty()) {
     std::string text;
     for (const auto& m : cs.stash) text += fmt::format(" {}:#{}", m.from, m.header.call);
@@ -613,6 +676,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
     if (peer != no_rank && (peer < 0 || peer >= size_))
       throw usage_error(rank_, "sendrecv", fmt::format("{} rank {} outside 0..{}", what, peer, size_ - 1));
   };
+  require_usable(team_, state_.get(), rank_, "sendrecv");
   check_peer(dest, "destination");
   check_peer(source, "source");
   team_->check_failure(rank_, "sendrecv");
@@ -674,6 +738,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
 }
 
 void comm::execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction) {
+  require_usable(team_, state_.get(), rank_, "schedule");
   if (s.rank() != rank_ || s.size() != size_)
     throw usage_error(rank_, "schedule",
                       fmt::format("schedule of rank {} of {} run by rank {} of {}", s.rank(), s.size(), rank_, size_));
@@ -689,9 +754,11 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
 }
 
 void comm::run_collective(const call& c, const void* in, void* out) {
+  require_usable(team_, state_.get(), rank_, name(c.args.coll).data());
   comm_state& cs = *state_;
   if (is_reduction(c.args.coll)) kernel_for(c.reduction, c.type);  // reject bad (op, type) early, on every rank
   auto entry = schedule_for(cs, c, rank_, size_);
+  require_buffers(c, rank_, size_, in, out);
   team_->check_failure(rank_, name(c.args.coll).data());
   cs.last_algo = entry->algo;
   cs.last_reason = entry->reason;
@@ -706,9 +773,11 @@ void comm::run_collective(const call& c, const void* in, void* out) {
 }
 
 request comm::start_collective(const call& c, const void* in, void* out) {
+  require_usable(team_, state_.get(), rank_, name(c.args.coll).data());
   comm_state& cs = *state_;
   if (is_reduction(c.args.coll)) kernel_for(c.reduction, c.type);
   auto entry = schedule_for(cs, c, rank_, size_);
+  require_buffers(c, rank_, size_, in, out);
   team_->check_failure(rank_, name(c.args.coll).data());
   cs.last_algo = entry->algo;
   cs.last_reason = entry->reason;
@@ -734,8 +803,8 @@ request comm::start_collective(const call& c, const void* in, void* out) {
   return request(team_, state_, rank_, std::move(op));
 }
 
-const algorithm* comm::last_algorithm() const { return state_->last_algo; }
-std::string_view comm::last_selection_reason() const { return state_->last_reason; }
+const algorithm* comm::last_algorithm() const { return state_ ? state_->last_algo : nullptr; }
+std::string_view comm::last_selection_reason() const { return state_ ? std::string_view(state_->last_reason) : ""; }
 
 void comm::expect(collective c, const char* which, std::uint64_t have, std::uint64_t want) const {
   if (have != want)
@@ -760,6 +829,7 @@ comm::prepared comm::make(collective c, int root, std::uint64_t count, const voi
   pr.out = out;
   if (is_rooted(c) && (root < 0 || root >= size_))
     throw usage_error(rank_, std::string(name(c)), fmt::format("root {} outside 0..{}", root, size_ - 1));
+  if (!takes_counts(c)) require_separate(pr.c, rank_, in, out);
   return pr;
 }
 
@@ -779,6 +849,7 @@ comm::prepared comm::make_v(collective c, int root, counts_view counts, counts_v
   // the receive buffer may be longer than the layout needs, as in MPI.
   if (ext.in > 0 || !is_rooted(c)) expect(c, "in", in_count, ext.in);
   if (out_count < ext.out) expect(c, "out", out_count, ext.out);
+  require_separate(pr.c, rank_, in, out);
   return pr;
 }
 
@@ -803,6 +874,11 @@ request::~request() { release(); }
 
 void request::release() noexcept {
   if (!op_) return;
+  if (state_->ended.load(std::memory_order_acquire)) {  // the comm abandoned it; the team may be gone
+    op_.reset();
+    state_.reset();
+    return;
+  }
   try {
     if (!done()) wait();
   } catch (...) {
@@ -818,8 +894,21 @@ void request::release() noexcept {
 // A progress thread may be advancing the operation: read its state under the comm's lock.
 bool request::done() const { return op_ && locked(*state_, [&] { return op_->complete; }); }
 
+namespace {
+// A request kept past its comm: the comm abandoned it (complete, with an error) and the
+// team may be gone. Rethrows that error; returns whether the request can still progress.
+bool usable(const std::shared_ptr<detail::comm_state>& state, const detail::operation& op) {
+  if (!state->ended.load(std::memory_order_acquire)) return true;
+  if (op.error) std::rethrow_exception(op.error);
+  if (!op.complete)
+    throw usage_error(no_rank, op.name, "the comm of this request has ended (its rank returned or its team was destroyed)");
+  return false;
+}
+}  // namespace
+
 bool request::test() {
   if (!op_) return true;
+  if (!usable(state_, *op_)) return true;
   engine e{*team_, *state_, rank_};
   bool complete = false;
   std::exception_ptr error;
@@ -829,8 +918,11 @@ bool request::test() {
       complete = op_->complete;
       error = op_->error;
     });
-    // A polling loop must not spin forever on a team that has failed.
-    if (!complete) team_->check_failure(rank_, op_->name);
+    // A polling loop must not spin forever on a team that has failed, nor on a deadlock.
+    if (!complete) {
+      team_->check_failure(rank_, op_->name);
+      team_->note_poll(rank_, [&] { return locked(*state_, [&] { return blocked_on(e, *op_); }); });
+    }
   } catch (...) {
     locked(*state_, [&] { abandon_all(*team_, rank_, *state_, op_.get()); });
     throw;
@@ -841,6 +933,7 @@ bool request::test() {
 
 void request::wait() {
   if (!op_) return;
+  if (!usable(state_, *op_)) return;
   engine e{*team_, *state_, rank_};
   wait_for(e, *op_);
 }

@@ -2,6 +2,8 @@
 // Written as plain loops over restrict-free spans that g++ -O2 vectorises.
 #include "ranklab/datatype.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cstring>
 
@@ -71,8 +73,15 @@ reduce_kernel kernel_for_type(op_kind k) {
 
 }  // namespace
 
-std::string_view name(type_kind kind) { return type_names[static_cast<std::size_t>(kind)]; }
-std::string_view name(op_kind kind) { return op_names[static_cast<std::size_t>(kind)]; }
+// A value cast from a bad integer must not index past the tables (it names itself "unknown").
+std::string_view name(type_kind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < type_names.size() ? type_names[i] : "unknown";
+}
+std::string_view name(op_kind kind) {
+  const auto i = static_cast<std::size_t>(kind);
+  return i < op_names.size() ? op_names[i] : "unknown";
+}
 
 datatype datatype_from_name(std::string_view n) {
   constexpr std::array<std::uint32_t, 11> sizes = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 1};
@@ -96,7 +105,13 @@ op op_from_name(std::string_view n) {
 reduce_kernel kernel_for(const op& o, const datatype& t) {
   if (o.kind == op_kind::user) {
     if (o.function == nullptr)
-      throw usage_error(no_rank, "operator", "user-defined operator without a function");
+      throw usage_error(no_rank, "operator", "user-defined operator without a function (op::user(nullptr, ...))");
+    // make_op<T> knows its T: on elements of another size it would read and write past them.
+    if (o.element.size != 0 && o.element != t)
+      throw usage_error(no_rank, "operator",
+                        fmt::format("user operator made for elements of type '{}' ({} bytes) applied to type "
+                                    "'{}' ({} bytes)",
+                                    name(o.element.kind), o.element.size, name(t.kind), t.size));
     return o.function;
   }
   reduce_kernel k = nullptr;
@@ -113,10 +128,15 @@ reduce_kernel kernel_for(const op& o, const datatype& t) {
     case type_kind::float64: k = kernel_for_type<double>(o.kind); break;
     case type_kind::bytes: break;
   }
-  if (k == nullptr)
+  if (k == nullptr) {
+    const char* hint = t.kind == type_kind::bytes
+                           ? " (a struct or other non-arithmetic type: reduce it with make_op<T>)"
+                       : o.kind == op_kind::band || o.kind == op_kind::bor || o.kind == op_kind::bxor
+                           ? " (bitwise operators need an integer type)"
+                           : "";
     throw usage_error(no_rank, "operator",
-                      "operator '" + std::string(name(o.kind)) + "' does not apply to type '" +
-                          std::string(name(t.kind)) + "'");
+                      fmt::format("operator '{}' does not apply to type '{}'{}", name(o.kind), name(t.kind), hint));
+  }
   return k;
 }
 

@@ -1,13 +1,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
-
-#include "ranklab/collective.hpp"
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <ostream>
 #include <thread>
 
+#include "ranklab/collective.hpp"
+
+#include "detail/comm_state.hpp"
 #include "detail/team_state.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/team.hpp"
@@ -32,17 +34,43 @@ binding_policy binding_from_name(std::string_view n) {
   throw usage_error(no_rank, "binding", fmt::format("unknown policy '{}' (auto, compact, spread, none)", n));
 }
 
+namespace {
+// An integer environment setting: the whole text must be a number >= min (a typo must not
+// silently become 0, which for these knobs means something quite different).
+long long env_integer(const char* variable, const char* text, long long min) {
+  long long v = 0;
+  const char* end = text + std::strlen(text);
+  const auto [ptr, ec] = std::from_chars(text, end, v);
+  if (ec != std::errc{} || ptr != end || v < min)
+    throw usage_error(no_rank, variable, fmt::format("'{}' is not an integer >= {}", text, min));
+  return v;
+}
+const char* env(const char* variable) {
+  const char* v = std::getenv(variable);
+  return v && *v ? v : nullptr;
+}
+}  // namespace
+
 team_options team_options::from_environment() {
   team_options o;
-  if (const char* b = std::getenv("RANKLAB_BINDING"); b && *b) o.binding = binding_from_name(b);
-  if (const char* e = std::getenv("RANKLAB_EAGER_LIMIT"); e && *e) o.eager_limit = std::strtoull(e, nullptr, 10);
-  if (const char* t = std::getenv("RANKLAB_TRACE"); t && *t && std::string_view(t) != "0") o.trace = true;
-  if (const char* t = std::getenv("RANKLAB_PROGRESS_THREAD"); t && *t && std::string_view(t) != "0")
-    o.progress_thread = true;
-  if (const char* s = std::getenv("RANKLAB_SPIN_POLLS"); s && *s) o.spin_polls = std::atoi(s);
-  if (const char* y = std::getenv("RANKLAB_YIELDS"); y && *y) o.yields = std::atoi(y);
-  if (const char* d = std::getenv("RANKLAB_DEADLOCK_MS"); d && *d)
-    o.deadlock_timeout = std::chrono::milliseconds(std::strtoll(d, nullptr, 10));
+  if (const char* b = env("RANKLAB_BINDING")) {
+    try {
+      o.binding = binding_from_name(b);
+    } catch (const error& e) {
+      throw usage_error(no_rank, "RANKLAB_BINDING", e.cause());
+    }
+  }
+  if (const char* e = env("RANKLAB_EAGER_LIMIT"))
+    o.eager_limit = static_cast<std::size_t>(env_integer("RANKLAB_EAGER_LIMIT", e, 0));
+  if (const char* t = env("RANKLAB_TRACE"); t && std::string_view(t) != "0") o.trace = true;
+  if (const char* t = env("RANKLAB_PROGRESS_THREAD"); t && std::string_view(t) != "0") o.progress_thread = true;
+  // -1 keeps the automatic choice
+  if (const char* v = env("RANKLAB_SPIN_POLLS"))
+    o.spin_polls = static_cast<int>(std::min<long long>(env_integer("RANKLAB_SPIN_POLLS", v, -1), 1 << 30));
+  if (const char* v = env("RANKLAB_YIELDS"))
+    o.yields = static_cast<int>(std::min<long long>(env_integer("RANKLAB_YIELDS", v, -1), 1 << 30));
+  if (const char* d = env("RANKLAB_DEADLOCK_MS"))
+    o.deadlock_timeout = std::chrono::milliseconds(env_integer("RANKLAB_DEADLOCK_MS", d, 0));
   return o;
 }
 
@@ -153,16 +181,38 @@ void team_state::check_quiet() {
 
 void team_state::finish(int rank) {
   rank_slot& s = slots[rank];
+  s.polled_ns.store(0, std::memory_order_relaxed);
   if (!s.finished.exchange(true)) finished.fetch_add(1, std::memory_order_seq_cst);
 }
 
+void team_state::end_comms() {
+  std::vector<std::shared_ptr<comm_state>> live;
+  {
+    std::lock_guard lock(failure_mutex_);
+    for (const auto& weak : comms_)
+      if (auto cs = weak.lock()) live.push_back(std::move(cs));
+    comms_.clear();
+  }
+  for (const auto& cs : live) {
+    if (cs->ended.exchange(true)) continue;
+    if (cs->progress_thread.joinable()) {  // a comm kept past its team: its helper must go first
+      {
+        std::lock_guard lock(cs->progress_lock);
+        cs->stop = true;
+      }
+      cs->progress_thread.join();
+    }
+  }
+}
+
 namespace {
-std::string describe_wait(rank_slot& s, int rank) {
+std::string describe_wait(rank_slot& s, int rank, bool polling) {
   const int peer = s.waiting_peer.load(std::memory_order_relaxed);
   std::string where =
       s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_description()) : " in point-to-point";
   if (s.finished.load()) return fmt::format("rank {} has returned", rank);
   if (!s.attached.load()) return fmt::format("rank {} never attached to the team", rank);
+  if (polling) where += " (polling request::test)";
   switch (static_cast<wait_reason>(s.waiting_for.load(std::memory_order_relaxed))) {
     case wait_reason::message_from: return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
     case wait_reason::release_by: return fmt::format("rank {} waits for rank {} to take its message{}", rank, peer, where);
@@ -182,9 +232,13 @@ void team_state::detect_deadlock() {
   for (int r = 0; r < p; ++r) progress += slots[r].progress.load(std::memory_order_relaxed);
   // A rank that has not attached cannot send anything either: ranks waiting for it are as
   // stuck as in a deadlock (a team whose application threads never all attach).
-  int unattached = 0;
-  for (int r = 0; r < p; ++r) unattached += !slots[r].attached.load();
-  const bool all_stuck = blocked.load() + finished.load() + unattached >= p;
+  // A rank that only polls an unfinished request is stuck as well.
+  int unattached = 0, polling_ranks = 0;
+  for (int r = 0; r < p; ++r) {
+    unattached += !slots[r].attached.load();
+    polling_ranks += polling(slots[r]);
+  }
+  const bool all_stuck = blocked.load() + finished.load() + unattached + polling_ranks >= p;
   if (!all_stuck || progress != detector_progress_ || detector_since_ == std::chrono::steady_clock::time_point{}) {
     detector_progress_ = progress;
     detector_since_ = all_stuck ? now : std::chrono::steady_clock::time_point{};
@@ -201,7 +255,7 @@ void team_state::detect_deadlock() {
   std::string first_text;
   for (int r = 0; r < p; ++r) {
     rank_slot& s = slots[r];
-    lines += "\n  " + describe_wait(s, r);
+    lines += "\n  " + describe_wait(s, r, polling(s));
     if (s.finished.load() || !s.attached.load()) continue;
     const std::uint32_t c = s.call.load();
     if (!have_first) {
@@ -228,18 +282,26 @@ void team_state::detect_deadlock() {
 
 team::team(int p, team_options options) {
   if (p < 1) throw usage_error(no_rank, "team", fmt::format("p = {} (need at least 1 rank)", p));
+  if (p > max_team_size)
+    throw usage_error(no_rank, "team",
+                      fmt::format("p = {} exceeds the maximum team size {} (every rank is a thread and the "
+                                  "mailbox table grows as p^2)", p, max_team_size));
+  if (options.deadlock_timeout.count() < 0)
+    throw usage_error(no_rank, "team", fmt::format("deadlock_timeout = {} ms (must be >= 0)",
+                                                   options.deadlock_timeout.count()));
   options.eager_limit = std::min(options.eager_limit, max_eager_limit);
   state_ = std::make_unique<detail::team_state>(p, options);
 }
 
-team::~team() = default;
+// Comms and requests kept past the team find it ended instead of reading freed memory.
+team::~team() { state_->end_comms(); }
 
 int team::size() const { return state_->p; }
 const team_options& team::options() const { return state_->options; }
 
 comm team::attach(int rank, bool bind) {
   if (rank < 0 || rank >= state_->p)
-    throw usage_error(rank, "attach", fmt::format("rank outside 0..{}", state_->p - 1));
+    throw usage_error(no_rank, "attach", fmt::format("rank {} outside 0..{}", rank, state_->p - 1));
   detail::rank_slot& s = state_->slots[rank];
   if (s.attached.exchange(true)) throw usage_error(rank, "attach", "rank attached twice");
   if (bind) s.binding = detail::bind_this_thread(rank, state_->p, state_->options.binding);
@@ -292,14 +354,25 @@ void run(team& t, const std::function<void(comm&)>& fn) {
   const int p = t.size();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(p));
-  for (int r = 0; r < p; ++r)
-    threads.emplace_back([&t, &fn, r] {
-      try {
-        t.run_as(r, fn, /*bind=*/true);
-      } catch (...) {
-        // recorded by run_as; rethrown below from the calling thread
-      }
-    });
+  for (int r = 0; r < p; ++r) {
+    try {
+      threads.emplace_back([&t, &fn, r] {
+        try {
+          t.run_as(r, fn, /*bind=*/true);
+        } catch (...) {
+          // recorded by run_as; rethrown below from the calling thread
+        }
+      });
+    } catch (const std::system_error& e) {
+      // Release the ranks already started (they would wait for rank r forever), join them.
+      const usage_error failure(no_rank, "run",
+                                fmt::format("could not start the thread of rank {} of {}: {} (more ranks than this "
+                                            "system allows threads?)", r, p, e.what()));
+      t.state().fail(no_rank, std::make_exception_ptr(failure), failure.what(), detail::failure_kind::rank_error);
+      for (auto& th : threads) th.join();
+      throw failure;
+    }
+  }
   for (auto& th : threads) th.join();
   t.rethrow_if_failed();
   t.state().check_quiet();

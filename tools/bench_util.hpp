@@ -1,29 +1,25 @@
-// Pure helpers of `ranklab bench`: size and list parsing, batch statistics, and what
-// "bytes per rank" means for each collective (the same meaning bench/peers/mpi_collectives.c
-// gives it, so ranklab and the MPI peers time the same calls). Unit-tested in
-// tests/test_bench_output.cpp.
+// Pure helpers of `ranklab bench`: batch statistics, and what "bytes per rank" means for
+// each collective (the same meaning bench/peers/mpi_collectives.c gives it, so ranklab and
+// the MPI peers time the same calls). Unit-tested in tests/test_bench_output.cpp.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "option_parse.hpp"
 #include "ranklab/collective.hpp"
 #include "ranklab/comm.hpp"
 
 namespace ranklab::tools::bench {
 
-// "4096", "4K", "4Ki", "4KiB", "16Mi", "1G" -> bytes (K/M/G binary, as the peers).
-// Throws std::invalid_argument with a message naming the text.
-std::uint64_t parse_size(std::string_view text);
-// Comma separated sizes or geometric ranges "lo:hi[:factor]" (factor defaults to 2).
-std::vector<std::uint64_t> parse_size_list(std::string_view text);
-// 1048576 -> "1Mi", 65536 -> "64Ki", 100 -> "100".
-std::string size_label(std::uint64_t bytes);
-// "a,b,,c" -> {"a","b","c"}.
-std::vector<std::string> split_list(std::string_view text, char sep = ',');
-// "2,4,8" -> {2,4,8}; throws std::invalid_argument for non-numbers or values < 1.
-std::vector<int> parse_int_list(std::string_view text);
+// The option parsers live in option_parse.hpp (every subcommand shares them); bench code
+// and its tests name them as bench:: too.
+using tools::parse_int_list;
+using tools::parse_size;
+using tools::parse_size_list;
+using tools::size_label;
+using tools::split_list;
 
 struct batch_stats {
   double median = 0, min = 0, max = 0;

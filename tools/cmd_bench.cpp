@@ -18,6 +18,7 @@
 #include "bench_report.hpp"
 #include "bench_tbb.hpp"
 #include "bench_util.hpp"
+#include "cli_checks.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
 
@@ -28,6 +29,9 @@ namespace {
 using namespace bench;
 namespace fs = std::filesystem;
 
+constexpr double max_seconds = 60;
+constexpr int max_batches = 1000;
+
 struct bench_options {
   std::string colls;
   std::string algos = "all";
@@ -37,33 +41,14 @@ struct bench_options {
   int batches = 7;
   bool quick = false;
   bool no_check = false;
-  bool quiet = false;
   bool compare = false;
   bool no_baselines = false;
-  std::string csv, json, plot, output_dir, peers_dir;
+  output_options out;
+  std::string csv, plot, output_dir, peers_dir;
   double peer_timeout = 0;  // 0: 60 s, --quick 20 s
   std::string max_memory = "4Gi";
   std::vector<std::string> argv;
 };
-
-std::vector<collective> parse_colls(const std::string& text) {
-  std::vector<collective> out;
-  for (const std::string& item : split_list(text)) {
-    if (item == "all") {
-      for (int i = 0; i < collective_count; ++i) out.push_back(static_cast<collective>(i));
-      continue;
-    }
-    const auto c = collective_from_name(item);
-    if (!c) {
-      std::string known;
-      for (int i = 0; i < collective_count; ++i) known += std::string(i ? ", " : "") + std::string(name(static_cast<collective>(i)));
-      throw CLI::ValidationError("--coll", "unknown collective '" + item + "' (known: " + known + ", all)");
-    }
-    if (std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
-  }
-  if (out.empty()) throw CLI::ValidationError("--coll", "no collective given");
-  return out;
-}
 
 // The algorithms to run for c: "auto" and registered names, in the order asked.
 std::vector<std::string> algos_for(collective c, const std::vector<std::string>& asked) {
@@ -139,37 +124,38 @@ std::string today() {
 
 int bench_command(const bench_options& o) {
   // ---- the request ------------------------------------------------------------------------
-  const std::vector<collective> colls = parse_colls(o.colls);
+  const std::vector<collective> colls = parse_collective_list("--coll", o.colls);
   std::vector<int> ps;
-  std::vector<std::uint64_t> sizes;
-  std::uint64_t max_memory = 0;
   try {
     ps = parse_int_list(o.ps);
   } catch (const std::invalid_argument& e) {
-    throw CLI::ValidationError("--p", e.what());
+    usage_failure(fmt::format("--p {}: {}", o.ps, e.what()));
   }
-  try {
-    sizes = parse_size_list(o.sizes);
-  } catch (const std::invalid_argument& e) {
-    throw CLI::ValidationError("--sizes", e.what());
-  }
+  for (int p : ps) check_range("--p", p, 1, max_ranks, "ranks are threads");
+  std::uint64_t max_memory = 0;
   try {
     max_memory = parse_size(o.max_memory);
   } catch (const std::invalid_argument& e) {
-    throw CLI::ValidationError("--max-memory", e.what());
+    usage_failure(fmt::format("--max-memory {}: {}", o.max_memory, e.what()));
   }
+  // A size whose buffers exceed --max-memory on one rank alone could only be skipped.
+  const std::vector<std::uint64_t> sizes = parse_sizes("--sizes", o.sizes, max_memory, "--max-memory " + o.max_memory);
+  check_real_range("--time", o.seconds, 0, max_seconds);
+  check_range("--batches", o.batches, 1, max_batches);
+  check_real_range("--peer-timeout", o.peer_timeout, 0, 3600, "0: 60, --quick 20", true);
   const std::vector<std::string> asked = split_list(o.algos);
-  if (asked.empty()) throw CLI::ValidationError("--algo", "no algorithm given");
+  if (asked.empty()) usage_failure("--algo: no algorithm given (all, auto or names)");
   for (const std::string& a : asked) {
     if (a == "all" || a == "auto") continue;
     bool known = false;
     for (collective c : colls) known = known || registry::find(c, a) != nullptr;
     if (!known) {
-      std::string names;
+      std::vector<std::string> names{"all", "auto"};
       for (collective c : colls)
-        for (const algorithm* x : registry::for_collective(c)) names += fmt::format("{}{}/{}", names.empty() ? "" : ", ", name(c), x->name);
-      throw CLI::ValidationError("--algo", "'" + a + "' is not an algorithm of the requested collectives (" + names +
-                                               "; or all, auto)");
+        for (const algorithm* x : registry::for_collective(c))
+          if (std::find(names.begin(), names.end(), x->name) == names.end()) names.emplace_back(x->name);
+      usage_failure(fmt::format("--algo {}: not an algorithm of the requested collectives{}; valid: {}", a,
+                                did_you_mean(a, names), fmt::join(names, ", ")));
     }
   }
 
@@ -232,7 +218,7 @@ int bench_command(const bench_options& o) {
       }
     }
   const int peer_steps = o.compare ? 2 * static_cast<int>(colls.size() * ps.size()) : 0;
-  progress prog(static_cast<int>(jobs.size()) + baseline_steps + peer_steps, o.quiet);
+  progress prog(static_cast<int>(jobs.size()) + baseline_steps + peer_steps, o.out.quiet);
 
   // ---- ranklab ------------------------------------------------------------------------------
   bool all_verified = true;
@@ -367,13 +353,15 @@ int bench_command(const bench_options& o) {
   }
 
   // ---- output -------------------------------------------------------------------------------
-  print_tables(stdout, res);
-  if (o.compare) print_comparison(stdout, res);
-  std::fflush(stdout);
-  const bool want_files = !o.json.empty() || !o.output_dir.empty();
+  if (o.out.text()) {
+    print_tables(stdout, res);
+    if (o.compare) print_comparison(stdout, res);
+    std::fflush(stdout);
+  }
+  const bool want_files = o.out.json || !o.output_dir.empty();
   if (want_files || o.compare) res.machine = describe_machine();
   if (!o.csv.empty()) write_file(o.csv, to_csv(res));
-  if (!o.json.empty()) write_file(o.json, to_json(res).dump(2) + "\n");
+  if (o.out.json) write_json(o.out, to_json(res).dump(2));
   if (!o.plot.empty()) write_file(o.plot, render_svg(res));
   if (!o.output_dir.empty()) {
     fs::create_directories(o.output_dir);
@@ -388,7 +376,7 @@ int bench_command(const bench_options& o) {
     write_file(base.string() + ".csv", to_csv(res));
     write_file(base.string() + ".svg", render_svg(res));
     write_file(base.string() + ".md", to_markdown(res, svg_name));
-    if (!o.quiet) fmt::print(stderr, "wrote {}.{{json,csv,svg,md}}\n", base.string());
+    if (!o.out.quiet) fmt::print(stderr, "wrote {}.{{json,csv,svg,md}}\n", base.string());
   }
   return all_verified ? 0 : 1;
 }
@@ -399,17 +387,19 @@ void add_bench_command(CLI::App& app) {
   static bench_options o;
   auto* cmd = app.add_subcommand(
       "bench", "Time collectives per algorithm, p and size against memcpy, oneTBB and (--compare) Open MPI / MPICH");
-  cmd->add_option("--coll", o.colls, "Collectives: C[,C...] or all")->required();
+  cmd->add_option("--coll", o.colls,
+                  fmt::format("Collectives: C[,C...] or all; C one of {}", fmt::join(collective_names(), ", ")))
+      ->required();
   cmd->add_option("--algo", o.algos, "all (every registered algorithm and auto), auto, or names")->capture_default_str();
-  cmd->add_option("-p,--p", o.ps, "Numbers of ranks, e.g. 2,4,8,16")->capture_default_str();
+  cmd->add_option("-p,--p", o.ps, fmt::format("Numbers of ranks, e.g. 2,4,8,16 (each 1..{})", max_ranks))
+      ->capture_default_str();
   cmd->add_option("--sizes", o.sizes,
                   "Bytes per rank (as bench/peers/mpi_collectives.c): 8,1Ki,64Ki,1Mi or lo:hi[:factor]")
       ->capture_default_str();
-  cmd->add_option("--time", o.seconds, "Seconds of timed batches per configuration")
-      ->check(CLI::PositiveNumber)
+  cmd->add_option("--time", o.seconds,
+                  fmt::format("Seconds of timed batches per configuration (> 0, <= {})", max_seconds))
       ->capture_default_str();
-  cmd->add_option("--batches", o.batches, "Timed batches (the median is reported)")
-      ->check(CLI::Range(1, 1000))
+  cmd->add_option("--batches", o.batches, fmt::format("Timed batches, 1..{} (the median is reported)", max_batches))
       ->capture_default_str();
   cmd->add_flag("--quick", o.quick, "Short batches (3 of ~3 ms): for tests and a first look");
   cmd->add_flag("--no-check", o.no_check, "Skip the check against the sequential reference");
@@ -417,12 +407,12 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--compare", o.compare, "Also run the Open MPI and MPICH peers (bench/peers)");
   cmd->add_option("--peers-dir", o.peers_dir, "Where mpi_collectives.{openmpi,mpich} are (default: <build>/bench/peers)");
   cmd->add_option("--peer-timeout", o.peer_timeout, "Seconds per peer launch before it is killed (default 60, --quick 20)");
-  cmd->add_option("--csv", o.csv, "Write every row as CSV");
-  cmd->add_option("--json", o.json, "Write every row, the request and the machine as JSON");
-  cmd->add_option("--plot", o.plot, "Write an SVG: time against size, log-log, a panel per (coll, p)");
+  cmd->add_option("--csv", o.csv, "Write every row as CSV")->check(writable_path());
+  cmd->add_option("--plot", o.plot, "Write an SVG: time against size, log-log, a panel per (coll, p)")
+      ->check(writable_path());
   cmd->add_option("--output-dir", o.output_dir, "Write DIR/YYYY-MM-DD-<colls>.{json,csv,svg,md}");
   cmd->add_option("--max-memory", o.max_memory, "Skip configurations whose buffers need more")->capture_default_str();
-  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  add_output_options(cmd, o.out, "every row, the request and the machine");
   cmd->callback([] {
     o.argv = own_command_line();
     const int rc = bench_command(o);

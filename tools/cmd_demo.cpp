@@ -3,11 +3,14 @@
 // and shows how the broadcast moves data, round by round.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <numeric>
 
+#include "cli_checks.hpp"
+#include "option_parse.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/ranklab.hpp"
 
@@ -16,10 +19,14 @@ namespace ranklab::tools {
 namespace {
 
 struct demo_options {
-  int p = 4;
+  std::int64_t p = 4;
   bool verbose = false;
-  std::uint64_t count = 1 << 16;
+  std::int64_t count = 1 << 16;
+  output_options out;
 };
+
+// Per rank and element: the broadcast's int and the allreduce's two longs.
+constexpr std::uint64_t demo_bytes_per_element = sizeof(int) + 2 * sizeof(long);
 
 void show_rounds(const coll_args& args) {
   const algorithm& a = select_algorithm(args, sizeof(int), "auto");
@@ -37,9 +44,15 @@ void show_rounds(const coll_args& args) {
 }
 
 int demo(const demo_options& o) {
+  check_range("-p", o.p, 1, max_ranks, "ranks are threads");
+  check_range("--count", o.count, 0);
+  check_range("--count", o.count, 0,
+              static_cast<std::int64_t>(max_buffer_bytes / demo_bytes_per_element / static_cast<std::uint64_t>(o.p)),
+              fmt::format("{} bytes per element and rank, all ranks within {}", demo_bytes_per_element,
+                          size_label(max_buffer_bytes)));
   const machine_info m = machine();
-  fmt::print("ranklab demo: {} ranks as threads on {}\n", o.p, m.description);
-  team t(o.p);
+  if (o.out.text()) fmt::print("ranklab demo: {} ranks as threads on {}\n", o.p, m.description);
+  team t(static_cast<int>(o.p));
   constexpr int ring_rounds = 1000;
   std::vector<double> ring_us(o.p), bcast_us(o.p), allreduce_us(o.p);
   std::atomic<bool> ok{true};
@@ -76,24 +89,38 @@ int demo(const demo_options& o) {
       if (out[i] != static_cast<long>(p * i) + p * (p - 1) / 2) ok = false;
     if (r == 0) allreduce_algo = std::string(c.last_algorithm()->name) + " (" + std::string(c.last_selection_reason()) + ")";
   });
+  auto worst = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+  if (o.out.json) {
+    const nlohmann::json j{{"p", o.p},
+                           {"count", o.count},
+                           {"machine", m.description},
+                           {"ring_us_per_round", worst(ring_us)},
+                           {"bcast_us", worst(bcast_us)},
+                           {"bcast_algorithm", bcast_algo},
+                           {"allreduce_us", worst(allreduce_us)},
+                           {"allreduce_algorithm", allreduce_algo},
+                           {"correct", ok.load()}};
+    write_json(o.out, j.dump());
+  }
+  if (!o.out.text()) return ok ? 0 : 1;
   if (o.verbose) {
     fmt::print("\nThread placement (policy {}):\n", name(t.options().binding));
     for (const binding_info& b : t.bindings())
       fmt::print("  rank {:3}: {:8} core {:3} cpuset {:6} {}\n", b.rank, name(b.policy), b.core,
                  b.cpuset.empty() ? "-" : b.cpuset, b.note);
   }
-  auto worst = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
   fmt::print("\n  ring      {} rounds of sendrecv        {:8.2f} us per round\n", ring_rounds, worst(ring_us));
   fmt::print("  bcast     {} ints from rank {:<3}   {:8.1f} us   algorithm {}\n", o.count, o.p - 1, worst(bcast_us),
              bcast_algo);
   fmt::print("  allreduce {} longs, sum            {:8.1f} us   algorithm {}\n", o.count, worst(allreduce_us),
              allreduce_algo);
   fmt::print("  results   {}\n", ok ? "all checked against the sequential reference: correct" : "WRONG");
+  if (o.out.quiet) return ok ? 0 : 1;  // the commentary below is for a first look
   coll_args bc;
   bc.coll = collective::bcast;
-  bc.p = o.p;
-  bc.root = o.p - 1;
-  bc.count = o.count;
+  bc.p = static_cast<int>(o.p);
+  bc.root = bc.p - 1;
+  bc.count = static_cast<std::uint64_t>(o.count);
   show_rounds(bc);
   fmt::print("\nNext: `ranklab list`, `ranklab run --coll allreduce -p 7 --count 1000 --explain`\n");
   return ok ? 0 : 1;
@@ -104,9 +131,14 @@ int demo(const demo_options& o) {
 void add_demo_command(CLI::App& app) {
   static demo_options o;
   auto* cmd = app.add_subcommand("demo", "Run a short demonstration on this machine");
-  cmd->add_option("-p", o.p, "Number of ranks")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmd->add_option("--count", o.count, "Elements per collective")->capture_default_str();
+  cmd->add_option("-p", o.p, fmt::format("Number of ranks, 1..{}", max_ranks))->capture_default_str();
+  cmd->add_option("--count", o.count,
+                  fmt::format("Elements per collective, >= 0 (all ranks' buffers within {})",
+                              size_label(max_buffer_bytes)))
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", o.verbose, "Show where every rank thread runs");
+  add_output_options(cmd, o.out, "{p, count, machine, ring_us_per_round, bcast_us, allreduce_us, algorithms, correct}");
+  cmd->get_option("--quiet")->description("Only the results: no round-by-round picture, no hints");
   cmd->callback([] {
     if (int rc = demo(o); rc != 0) throw CLI::RuntimeError(rc);
   });

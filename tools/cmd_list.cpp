@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <iostream>
-
+#include "cli_checks.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab::tools {
@@ -21,28 +20,29 @@ std::string preconditions(const algorithm& a) {
 
 void add_list_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("list", "List the registered algorithms and their preconditions");
-  static bool json = false;
+  static output_options out;
   static std::string only;
-  cmd->add_flag("--json", json, "One JSON array");
-  cmd->add_option("--coll", only, "Only this collective");
+  add_output_options(cmd, out, "an array of {coll, algo, preconditions, ...}");
+  cmd->add_option("--coll", only, "Only this collective (default: all)");
   cmd->callback([] {
+    // An unknown name is an error, not an empty list.
+    if (!only.empty()) (void)parse_collective("--coll", only);
     nlohmann::json all = nlohmann::json::array();
     std::string last;
     for (const algorithm* a : registry::all()) {
       const std::string coll(name(a->coll));
       if (!only.empty() && coll != only) continue;
-      if (json) {
+      if (out.json)
         all.push_back({{"coll", coll}, {"algo", a->name}, {"preconditions", preconditions(*a)},
                        {"needs_commutative", a->needs_commutative}, {"needs_power_of_two", a->needs_power_of_two},
                        {"one_ported", a->one_ported}, {"composition", a->composition}, {"summary", a->summary}});
-        continue;
-      }
+      if (!out.text()) continue;
       if (coll != last) fmt::print("{}\n", coll);
       last = coll;
       fmt::print("  {:<22} {:<18} {}\n", a->name, preconditions(*a), a->summary);
       if (!a->composition.empty()) fmt::print("  {:<22} {:<18} = {}\n", "", "", a->composition);
     }
-    if (json) std::cout << all.dump(2) << "\n";
+    if (out.json) write_json(out, all.dump(2));
   });
 }
 

@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "ranklab/circulant.hpp"
 
@@ -35,7 +35,7 @@ rank_schedule schedule_of(const circ::skips& s, std::int64_t r) {
   return rs;
 }
 
-void print_json(const circ::skips& s, std::int64_t first, std::int64_t last) {
+std::string json_of(const circ::skips& s, std::int64_t first, std::int64_t last) {
   nlohmann::ordered_json out;
   out["p"] = s.p;
   out["q"] = s.q;
@@ -48,7 +48,7 @@ void print_json(const circ::skips& s, std::int64_t first, std::int64_t last) {
                      {"recv", std::vector<int>(rs.recv.begin(), rs.recv.begin() + s.q)},
                      {"send", std::vector<int>(rs.send.begin(), rs.send.begin() + s.q)}});
   }
-  std::cout << out.dump() << "\n";
+  return out.dump();
 }
 
 // The paper's table layout, split into chunks of columns that fit in ~100 characters.
@@ -87,25 +87,26 @@ void add_schedule_command(CLI::App& app) {
       "schedule",
       "Circulant broadcast schedules (Träff): baseblock, receive and send blocks per round of a "
       "phase, for root 0");
+  // Printing every rank is O(p log p) text: beyond this, ask for one rank.
+  constexpr std::int64_t max_all_ranks_p = 1 << 20;
   static std::int64_t p = 0;
-  static std::int64_t rank = -1;
-  static bool json = false;
-  cmd->add_option("-p,--p", p, "Number of ranks, 1..2147483647")->required();
-  cmd->add_option("--rank", rank, "Only this rank (relative to the root), 0..p-1");
-  cmd->add_flag("--json", json,
-                "One JSON object {p, q, skips[q+1], ranks[{rank, baseblock, recv[q], send[q]}]}");
+  static std::int64_t rank = 0;
+  static bool one_rank = false;  // --rank given; without it every rank is printed
+  static output_options out;
+  cmd->add_option("-p,--p", p, fmt::format("Number of ranks, 1..{} ({} without --rank)", circ::max_p, max_all_ranks_p))
+      ->required();
+  cmd->add_option("--rank", rank, "Only this rank (relative to the root), 0..p-1; without --rank: every rank")
+      ->each([](const std::string&) { one_rank = true; });
+  add_output_options(cmd, out, "{p, q, skips[q+1], ranks[{rank, baseblock, recv[q], send[q]}]}");
   cmd->callback([] {
-    if (p < 1 || p > circ::max_p)
-      throw CLI::ValidationError("-p", fmt::format("p must be in 1..{}, got {}", circ::max_p, p));
-    if (rank != -1 && (rank < 0 || rank >= p))
-      throw CLI::ValidationError("--rank", fmt::format("rank must be in 0..{} (p - 1), got {}", p - 1, rank));
+    check_range("-p", p, 1, circ::max_p);
+    if (one_rank) check_range("--rank", rank, 0, p - 1, "p - 1");
+    else check_range("-p", p, 1, max_all_ranks_p, "to print every rank; give --rank R for one rank of a larger p");
     const circ::skips s(p);
-    const std::int64_t first = rank >= 0 ? rank : 0;
-    const std::int64_t last = rank >= 0 ? rank + 1 : p;
-    if (json)
-      print_json(s, first, last);
-    else
-      print_table(s, first, last);
+    const std::int64_t first = one_rank ? rank : 0;
+    const std::int64_t last = one_rank ? rank + 1 : p;
+    if (out.json) write_json(out, json_of(s, first, last));
+    if (out.text()) print_table(s, first, last);
   });
 }
 

@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.hpp"
+#include "cli_checks.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/errors.hpp"
@@ -42,47 +44,36 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 using ojson = nlohmann::ordered_json;
+using bench::median;
 
 struct tune_options {
-  std::vector<int> ps;
-  std::vector<std::string> sizes;
-  std::vector<std::string> colls;
-  std::string out;
+  std::string ps;     // empty: 2,4,8 (--quick 2,4)
+  std::string sizes;  // empty: see add_tune_command
+  std::string colls;  // empty: all
+  std::string out;    // the same as --json FILE
   std::string show;
   bool quick = false;
-  int batches = 0;        // 0: 5, --quick 3
-  double batch_ms = 0;    // 0: 4 ms, --quick 1 ms
+  std::int64_t batches = 0;  // 0: 5, --quick 3
+  double batch_ms = 0;       // 0: 4 ms, --quick 1 ms
+  output_options output;
 };
+
+// Bounds of a measurement: every algorithm runs at every size, so huge sizes are typos.
+constexpr std::uint64_t max_tune_bytes = 64 << 20;
+constexpr std::int64_t max_tune_batches = 1000;
+constexpr double max_batch_ms = 1000;
+
+bool quiet = false;  // -q: no progress on stderr (set by the command before measuring)
+
+// Progress and notes on stderr, unless -q.
+template <class... Args>
+void progress(fmt::format_string<Args...> format, Args&&... args) {
+  if (!quiet) fmt::print(stderr, format, std::forward<Args>(args)...);
+}
 
 // ---- helpers -------------------------------------------------------------------------------
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// "4096", "4K", "4KiB", "1M", "64kb" -> bytes.
-std::uint64_t parse_size(const std::string& text) {
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    throw CLI::ValidationError("--sizes", "'" + text + "' is not a size (e.g. 512, 4K, 1M)");
-  }
-  std::string unit = text.substr(used);
-  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  std::uint64_t scale = 1;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") scale = 1024;
-  else if (unit == "m" || unit == "mb" || unit == "mib") scale = 1024 * 1024;
-  else throw CLI::ValidationError("--sizes", "'" + text + "': unknown unit (use K or M)");
-  return value * scale;
 }
 
 std::string show_bytes(std::uint64_t b) {
@@ -355,12 +346,12 @@ std::vector<candidate> candidates_for(const call& c) {
     try {
       const verify_report rep = verify(build_all(*a, c.args));
       if (!rep.ok) {
-        fmt::print(stderr, "  {} left out: schedules do not verify: {}\n", a->name,
-                   rep.problems.empty() ? "" : rep.problems.front());
+        progress("  {} left out: schedules do not verify: {}\n", a->name,
+                 rep.problems.empty() ? "" : rep.problems.front());
         continue;
       }
     } catch (const std::exception& e) {
-      fmt::print(stderr, "  {} left out: {}\n", a->name, e.what());
+      progress("  {} left out: {}\n", a->name, e.what());
       continue;
     }
     out.push_back({a, 0, {}});
@@ -375,7 +366,7 @@ std::vector<candidate> measure(const call& c, int batches, double batch_seconds)
     time_on_team(c, cands, batches, batch_seconds);
   } catch (const std::exception& e) {
     // Find the culprit: one team per candidate.
-    fmt::print(stderr, "  measuring together failed ({}); one at a time\n", e.what());
+    progress("  measuring together failed ({}); one at a time\n", e.what());
     std::vector<candidate> ok;
     for (candidate& one : cands) {
       std::vector<candidate> single{one};
@@ -383,14 +374,14 @@ std::vector<candidate> measure(const call& c, int batches, double batch_seconds)
         time_on_team(c, single, batches, batch_seconds);
         ok.push_back(single.front());
       } catch (const std::exception& e2) {
-        fmt::print(stderr, "  {} left out: {}\n", one.algo->name, e2.what());
+        progress("  {} left out: {}\n", one.algo->name, e2.what());
       }
     }
     cands = std::move(ok);
   }
   std::erase_if(cands, [](const candidate& k) {
     if (k.wrong.empty()) return false;
-    fmt::print(stderr, "  {} left out: wrong result: {}\n", k.algo->name, k.wrong);
+    progress("  {} left out: wrong result: {}\n", k.algo->name, k.wrong);
     return true;
   });
   std::stable_sort(cands.begin(), cands.end(),
@@ -477,44 +468,48 @@ void show_table(const std::string& path) {
                t.rules[i].note.empty() ? "" : "  (" + t.rules[i].note + ")");
 }
 
-int tune_command(tune_options o) {
+int tune_command(const tune_options& o) {
+  // Every option is checked before the first measurement: a typo must not cost minutes.
+  std::vector<int> ps = o.quick ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8};
+  if (!o.ps.empty()) {
+    try {
+      ps = parse_int_list(o.ps);
+    } catch (const std::invalid_argument& e) {
+      usage_failure(fmt::format("-p {}: {}", o.ps, e.what()));
+    }
+  }
+  for (int p : ps) check_range("-p", p, 2, max_ranks, "tune measures teams of at least 2 ranks");
+  std::sort(ps.begin(), ps.end());
+  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  std::vector<std::uint64_t> sizes = o.quick ? std::vector<std::uint64_t>{64, 4096, 65536}
+                                             : std::vector<std::uint64_t>{8, 64, 512, 4096, 32768, 262144};
+  if (!o.sizes.empty()) sizes = parse_sizes("--sizes", o.sizes, max_tune_bytes, "per rank");
+  for (std::uint64_t& s : sizes) s = std::max<std::uint64_t>(8, s / 8 * 8);  // whole float64 elements
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<collective> colls;
+  for (collective c : parse_collective_list("--coll", o.colls.empty() ? "all" : o.colls))
+    if (!registry::for_collective(c).empty()) colls.push_back(c);
+  if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
+  if (o.batch_ms != 0) check_real_range("--batch-ms", o.batch_ms, 0, max_batch_ms, "or 0: 4, --quick 1");
+  // --out FILE is the older spelling of --json FILE.
+  std::string out_file = o.output.json_to_stdout() ? "" : o.output.json_file;
+  if (!o.out.empty() && !out_file.empty() && o.out != out_file)
+    usage_failure(fmt::format("--out {} and --json {}: give the file once", o.out, out_file));
+  if (!o.out.empty()) out_file = o.out;
+  quiet = o.output.quiet;
+
   if (!o.show.empty()) {
     show_table(o.show);
     return 0;
   }
   const auto start = clock_type::now();
-  if (o.ps.empty()) o.ps = o.quick ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8};
-  std::sort(o.ps.begin(), o.ps.end());
-  o.ps.erase(std::unique(o.ps.begin(), o.ps.end()), o.ps.end());
-  for (int p : o.ps)
-    if (p < 2) throw CLI::ValidationError("-p", "every p must be at least 2");
-  std::vector<std::uint64_t> sizes;
-  if (o.sizes.empty()) {
-    sizes = o.quick ? std::vector<std::uint64_t>{64, 4096, 65536}
-                    : std::vector<std::uint64_t>{8, 64, 512, 4096, 32768, 262144};
-  } else {
-    for (const auto& s : o.sizes) sizes.push_back(parse_size(s));
-  }
-  for (std::uint64_t& s : sizes) s = std::max<std::uint64_t>(8, s / 8 * 8);  // whole float64 elements
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  std::vector<collective> colls;
-  if (o.colls.empty()) {
-    for (int i = 0; i < collective_count; ++i)
-      if (!registry::for_collective(static_cast<collective>(i)).empty()) colls.push_back(static_cast<collective>(i));
-  } else {
-    for (const auto& n : o.colls) {
-      const auto c = collective_from_name(n);
-      if (!c) throw CLI::ValidationError("--coll", "unknown collective '" + n + "'");
-      colls.push_back(*c);
-    }
-  }
-  const int batches = o.batches > 0 ? o.batches : (o.quick ? 3 : 5);
+  const int batches = o.batches > 0 ? static_cast<int>(o.batches) : (o.quick ? 3 : 5);
   const double batch_seconds = (o.batch_ms > 0 ? o.batch_ms : (o.quick ? 1.0 : 4.0)) * 1e-3;
   const machine_info mi = machine();
   const std::string load_before = load_average();
-  fmt::print(stderr, "ranklab tune: {} ({} cores), load average {}{}\n", mi.description, mi.cores, load_before,
-             o.quick ? ", quick" : "");
+  progress("ranklab tune: {} ({} cores), load average {}{}\n", mi.description, mi.cores, load_before,
+           o.quick ? ", quick" : "");
 
   // 1. alpha, beta
   const team_options topt = team_options::from_environment();
@@ -525,11 +520,11 @@ int tune_command(tune_options o) {
   // cores is far more likely than a long one, and the fastest batch is what we keep.
   const int short_batches = 8 * batches;
   const double short_batch_seconds = 0.25e-3;
-  fmt::print(stderr, "[1/3] ping-pong between two rank threads at {} sizes (eager limit {} B), fastest of {} batches\n",
-             pp_sizes.size(), topt.eager_limit, short_batches);
+  progress("[1/3] ping-pong between two rank threads at {} sizes (eager limit {} B), fastest of {} batches\n",
+           pp_sizes.size(), topt.eager_limit, short_batches);
   const std::vector<sample> pts = ping_pong(pp_sizes, short_batches, short_batch_seconds);
   for (const sample& s : pts)
-    fmt::print(stderr, "      {:>10}  {}\n", show_bytes(static_cast<std::uint64_t>(s.bytes)), show_seconds(s.seconds));
+    progress("      {:>10}  {}\n", show_bytes(static_cast<std::uint64_t>(s.bytes)), show_seconds(s.seconds));
   const line_fit global = fit_line(pts);
   std::vector<cost_band> bands;
   if (global.max_rel_error > poor_fit) {
@@ -537,23 +532,23 @@ int tune_command(tune_options o) {
     bands.back().max_bytes = unbounded_bytes;
     if (bands.size() == 1) bands.clear();  // no split helped: the global fit is the model
   }
-  fmt::print(stderr, "      fit: alpha {}, beta {}/B ({:.2f} GB/s), max relative error {:.0f}%\n",
-             show_seconds(global.alpha), show_seconds(global.beta), global.beta > 0 ? 1e-9 / global.beta : 0.0,
-             100 * global.max_rel_error);
+  progress("      fit: alpha {}, beta {}/B ({:.2f} GB/s), max relative error {:.0f}%\n",
+           show_seconds(global.alpha), show_seconds(global.beta), global.beta > 0 ? 1e-9 / global.beta : 0.0,
+           100 * global.max_rel_error);
   for (const cost_band& b : bands)
-    fmt::print(stderr, "      band {:>12}: alpha {}, beta {}/B\n",
-               b.max_bytes == unbounded_bytes ? std::string("rest") : "<= " + show_bytes(b.max_bytes),
-               show_seconds(b.alpha), show_seconds(b.beta));
+    progress("      band {:>12}: alpha {}, beta {}/B\n",
+             b.max_bytes == unbounded_bytes ? std::string("rest") : "<= " + show_bytes(b.max_bytes),
+             show_seconds(b.alpha), show_seconds(b.beta));
 
   // 2. gamma
-  fmt::print(stderr, "[2/3] reduction kernel (sum) throughput\n");
+  progress("[2/3] reduction kernel (sum) throughput\n");
   const double g_i32 =
       kernel_seconds_per_byte<std::int32_t>(datatype_of<std::int32_t>(), short_batches, short_batch_seconds);
   const double g_f32 = kernel_seconds_per_byte<float>(datatype_of<float>(), short_batches, short_batch_seconds);
   const double g_f64 = kernel_seconds_per_byte<double>(datatype_of<double>(), short_batches, short_batch_seconds);
   const double gamma = median({g_i32, g_f32, g_f64});
-  fmt::print(stderr, "      int32 {}/B, float32 {}/B, float64 {}/B -> gamma {}/B\n", show_seconds(g_i32),
-             show_seconds(g_f32), show_seconds(g_f64), show_seconds(gamma));
+  progress("      int32 {}/B, float32 {}/B, float64 {}/B -> gamma {}/B\n", show_seconds(g_i32),
+           show_seconds(g_f32), show_seconds(g_f64), show_seconds(gamma));
 
   selection_table table;
   table.model = cost_model{global.alpha, global.beta, gamma};
@@ -569,16 +564,16 @@ int tune_command(tune_options o) {
 
   // 3. algorithms
   std::size_t groups = 0;
-  for (collective c : colls) groups += o.ps.size() * (c == collective::barrier ? 1 : sizes.size());
-  fmt::print(stderr, "[3/3] {} collective(s) x p {} x {} size(s): {} measurements, {} batches of ~{} ms\n",
-             colls.size(), fmt::join(o.ps, ","), sizes.size(), groups, batches, batch_seconds * 1e3);
+  for (collective c : colls) groups += ps.size() * (c == collective::barrier ? 1 : sizes.size());
+  progress("[3/3] {} collective(s) x p {} x {} size(s): {} measurements, {} batches of ~{} ms\n",
+           colls.size(), fmt::join(ps, ","), sizes.size(), groups, batches, batch_seconds * 1e3);
   std::size_t done = 0;
   ojson measured = ojson::array();
   for (collective c : colls) {
-    for (std::size_t pi = 0; pi < o.ps.size(); ++pi) {
-      const int p = o.ps[pi];
-      const int p_min = pi == 0 ? 1 : o.ps[pi - 1] + 1;
-      const int p_max = pi + 1 == o.ps.size() ? unbounded_p : p;
+    for (std::size_t pi = 0; pi < ps.size(); ++pi) {
+      const int p = ps[pi];
+      const int p_min = pi == 0 ? 1 : ps[pi - 1] + 1;
+      const int p_max = pi + 1 == ps.size() ? unbounded_p : p;
       std::vector<band_result> results;
       const std::vector<std::uint64_t> band_sizes =
           c == collective::barrier ? std::vector<std::uint64_t>{0} : sizes;
@@ -593,15 +588,15 @@ int tune_command(tune_options o) {
               std::sqrt(static_cast<double>(br.bytes) * static_cast<double>(selection_bytes(next.args, 8))));
         }
         ++done;
-        fmt::print(stderr, "[{}/{} {:.1f} s] {} p={} {}:", done, groups, seconds_since(start), name(c), p,
-                   c == collective::barrier ? std::string("") : show_bytes(br.bytes));
+        progress("[{}/{} {:.1f} s] {} p={} {}:", done, groups, seconds_since(start), name(c), p,
+                 c == collective::barrier ? std::string("") : show_bytes(br.bytes));
         br.ranked = measure(cl, batches, batch_seconds);
         ojson entry{{"coll", std::string(name(c))}, {"p", p}, {"bytes", br.bytes}, {"seconds", ojson::object()}};
         for (const candidate& k : br.ranked) {
-          fmt::print(stderr, " {} {}", k.algo->name, show_seconds(k.seconds));
+          progress(" {} {}", k.algo->name, show_seconds(k.seconds));
           entry["seconds"][std::string(k.algo->name)] = k.seconds;
         }
-        fmt::print(stderr, "{}\n", br.ranked.empty() ? " no algorithm accepts the call" : "");
+        progress("{}\n", br.ranked.empty() ? " no algorithm accepts the call" : "");
         measured.push_back(std::move(entry));
         results.push_back(std::move(br));
       }
@@ -622,7 +617,7 @@ int tune_command(tune_options o) {
   machine_j["load_average_after"] = load_average();
   machine_j["eager_limit"] = topt.eager_limit;
   machine_j["binding"] = std::string(name(topt.binding));
-  machine_j["p"] = o.ps;
+  machine_j["p"] = ps;
   machine_j["sizes"] = sizes;
   machine_j["batches"] = batches;
   machine_j["batch_ms"] = batch_seconds * 1e3;
@@ -636,18 +631,18 @@ int tune_command(tune_options o) {
   meas["algorithms"] = measured;
   table.measurements_json = meas.dump();
 
-  if (o.out.empty()) {
+  if (out_file.empty()) {
     table.source = "stdout";
     std::cout << to_json(table);
   } else {
-    table.source = o.out;
-    write_selection(table, o.out);
-    (void)read_selection(o.out);  // what we wrote must load
+    table.source = out_file;
+    write_selection(table, out_file);
+    (void)read_selection(out_file);  // what we wrote must load
   }
-  fmt::print(stderr, "ranklab tune: alpha {}, beta {}/B, gamma {}/B, {} band(s), {} rule(s) in {:.1f} s{}\n",
-             show_seconds(table.model.alpha), show_seconds(table.model.beta), show_seconds(table.model.gamma),
-             table.bands.size(), table.rules.size(), seconds_since(start),
-             o.out.empty() ? "" : "; use it with RANKLAB_SELECTION=" + o.out);
+  progress("ranklab tune: alpha {}, beta {}/B, gamma {}/B, {} band(s), {} rule(s) in {:.1f} s{}\n",
+           show_seconds(table.model.alpha), show_seconds(table.model.beta), show_seconds(table.model.gamma),
+           table.bands.size(), table.rules.size(), seconds_since(start),
+           out_file.empty() ? "" : "; use it with RANKLAB_SELECTION=" + out_file);
   return 0;
 }
 
@@ -656,18 +651,26 @@ int tune_command(tune_options o) {
 void add_tune_command(CLI::App& app) {
   static tune_options o;
   auto* cmd = app.add_subcommand("tune", "Calibrate alpha, beta, gamma and measure the algorithms; write a selection table");
-  cmd->add_option("-p", o.ps, "Team sizes to measure (default 2,4,8; --quick 2,4)")->delimiter(',');
+  cmd->add_option("-p", o.ps, fmt::format("Team sizes to measure, each 2..{} (default 2,4,8; --quick 2,4)", max_ranks));
   cmd->add_option("--sizes", o.sizes,
-                  "Message sizes in bytes, K/M suffixes allowed (default 8,64,512,4K,32K,256K; --quick 64,4K,64K)")
-      ->delimiter(',');
-  cmd->add_option("--coll", o.colls, "Only these collectives (default: all)")->delimiter(',');
-  cmd->add_option("--out", o.out, "Write the table here (default: stdout)");
+                  fmt::format("Message sizes in bytes per rank, as bench: 8,1Ki,64Ki or lo:hi[:factor], each at most "
+                              "{} (default 8,64,512,4Ki,32Ki,256Ki; --quick 64,4Ki,64Ki)",
+                              size_label(max_tune_bytes)));
+  cmd->add_option("--coll", o.colls, "Only these collectives: C[,C...] or all (default: all)");
+  cmd->add_option("--out", o.out, "Write the table to this file (the same as --json FILE; default: stdout)")
+      ->check(writable_path());
   cmd->add_flag("--quick", o.quick, "Fewer sizes, p and batches: under a minute on 2 cores");
-  cmd->add_option("--batches", o.batches, "Timed batches per measurement (median taken; default 5, --quick 3)")
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("--batch-ms", o.batch_ms, "Approximate length of one batch in ms (default 4, --quick 1)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--batches", o.batches,
+                  fmt::format("Timed batches per measurement, 1..{} (median taken; 0: 5, --quick 3)", max_tune_batches))
+      ->capture_default_str();
+  cmd->add_option("--batch-ms", o.batch_ms,
+                  fmt::format("Approximate length of one batch in ms, up to {} (0: 4, --quick 1)", max_batch_ms))
+      ->capture_default_str();
   cmd->add_option("--show", o.show, "Check and print a selection table instead of measuring");
+  add_output_options(cmd, o.output, "the selection table");
+  // The table is tune's only output on stdout, so --json without FILE is the default.
+  cmd->get_option("--json")->description(
+      "Write the selection table to FILE (the same as --out); without FILE on stdout, the default");
   cmd->callback([] {
     const int rc = tune_command(o);
     if (rc != 0) throw CLI::RuntimeError(rc);

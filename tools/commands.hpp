@@ -6,9 +6,9 @@
 
 namespace ranklab::tools {
 
-// `ranklab schedule -p P [--rank R] [--json]`: circulant receive/send schedules (cmd_schedule.cpp)
+// `ranklab schedule -p P [--rank R] [--json [FILE]]`: circulant receive/send schedules (cmd_schedule.cpp)
 void add_schedule_command(CLI::App& app);
-// `ranklab verify --p A..B [--blocks n1,n2,...]`: exhaustive schedule checks (cmd_verify.cpp)
+// `ranklab verify --p A..B [--blocks n1,n2,...] [--json [FILE]]`: exhaustive schedule checks (cmd_verify.cpp)
 void add_verify_command(CLI::App& app);
 
 }  // namespace ranklab::tools

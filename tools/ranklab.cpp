@@ -2,10 +2,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli_checks.hpp"
 #include "ranklab/errors.hpp"
 #if __has_include("commands.hpp")
 #include "commands.hpp"
 #define RANKLAB_HAVE_SCHEDULE_COMMANDS 1
+#endif
+
+// The project version, from CMake's project(VERSION) via a compile definition on the tool.
+#ifndef RANKLAB_VERSION
+#define RANKLAB_VERSION "unknown (built without -DRANKLAB_VERSION)"
 #endif
 
 namespace ranklab::tools {
@@ -18,6 +24,7 @@ void add_bench_command(CLI::App& app);
 
 int main(int argc, char** argv) {
   CLI::App app{"ranklab: collective algorithms on ranks that are threads"};
+  app.set_version_flag("--version", std::string("ranklab ") + RANKLAB_VERSION);
   app.require_subcommand(1);
   ranklab::tools::add_demo_command(app);
   ranklab::tools::add_list_command(app);
@@ -28,16 +35,24 @@ int main(int argc, char** argv) {
   ranklab::tools::add_schedule_command(app);
   ranklab::tools::add_verify_command(app);
 #endif
+  ranklab::tools::check_integer_texts(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  } catch (const ranklab::error& e) {
+    // --help and --version (exit code 0) and a subcommand's own failure status
+    // (CLI::RuntimeError, e.g. 1 for a wrong result) pass through; every misuse of the
+    // command line is one message and usage_exit_code, whatever CLI11's code for it.
+    if (e.get_exit_code() == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr) return app.exit(e);
+    std::string help = "ranklab";
+    for (const CLI::App* sub : app.get_subcommands()) help += " " + sub->get_name();
+    fmt::print(stderr, "ranklab: {}\nRun '{} --help' for the options.\n", e.what(), help);
+    return ranklab::tools::usage_exit_code;
+  } catch (const ranklab::usage_error& e) {
     fmt::print(stderr, "ranklab: {}\n", e.what());
-    return 2;
+    return ranklab::tools::usage_exit_code;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ranklab: {}\n", e.what());
-    return 2;
+    return 1;
   }
   return 0;
 }

@@ -47,6 +47,9 @@ struct team_options {
   static team_options from_environment();
 };
 inline constexpr std::size_t max_eager_limit = 4096;
+// Every rank is a thread and the mailbox-pointer table has p^2 entries: beyond this a team
+// is a usage_error up front rather than thread or memory exhaustion.
+inline constexpr int max_team_size = 4096;
 
 // Where a rank thread runs.
 struct binding_info {

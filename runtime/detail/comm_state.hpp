@@ -1,6 +1,7 @@
 // Per-rank state of a comm: the operations in progress, messages that arrived early, the
 // reusable vectors of the blocking path and the schedule cache.
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <list>
@@ -44,6 +45,11 @@ struct comm_state {
   std::mutex progress_lock;
   std::thread progress_thread;
   bool stop = false;
+
+  // Set when the comm is destroyed (its rank returned) or its team is: requests that
+  // outlive either must not touch the team again. Atomic because a team may end on
+  // another thread than the one holding a stray request.
+  std::atomic<bool> ended{false};
 };
 
 }  // namespace ranklab::detail

@@ -21,6 +21,7 @@
 
 namespace ranklab::detail {
 
+struct comm_state;
 enum class wait_reason : int { none, message_from, release_by, space_to, fence };
 enum class failure_kind : int { rank_error, deadlock, mismatch };
 
@@ -61,6 +62,10 @@ struct alignas(64) rank_slot {
   std::array<std::uint64_t, 16> fences_met{};
   // Set while the rank runs steps that may read other ranks' buffers.
   std::atomic<bool> reading_remote{false};
+  // When the rank last polled an unfinished request (team time + 1; 0: not polling). A
+  // rank that only polls request::test() is as stuck as a sleeping one if nothing moves.
+  std::atomic<std::uint64_t> polled_ns{0};
+  std::uint64_t next_poll_note_ns = 0;  // owner only: when note_poll next records
 };
 
 // Calls in flight at once (nonblocking requests) are told apart by call number modulo this.
@@ -136,6 +141,28 @@ struct team_state {
     sleep_until(me, ready, blocked_on, operation);
   }
 
+  // A rank whose request::test() found its call unfinished. Every 20 ms of polling it
+  // records what it waits for and runs the deadlock detector itself: when every rank polls,
+  // none sleeps to run it.
+  template <class BlockedOn>
+  void note_poll(int me, BlockedOn&& blocked_on) {
+    rank_slot& s = slots[me];
+    const std::uint64_t now = now_ns();
+    if (now < s.next_poll_note_ns) return;
+    s.next_poll_note_ns = now + poll_note_interval_ns;
+    const auto [why, peer] = blocked_on();
+    s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
+    s.waiting_peer.store(peer, std::memory_order_relaxed);
+    s.polled_ns.store(now + 1, std::memory_order_release);
+    detect_deadlock();
+  }
+  static constexpr std::uint64_t poll_note_interval_ns = 20'000'000;
+  // Whether the rank polled an unfinished request lately (within a few note intervals).
+  bool polling(const rank_slot& s) const {
+    const std::uint64_t at = s.polled_ns.load(std::memory_order_acquire);
+    return at != 0 && now_ns() < at - 1 + 5 * poll_note_interval_ns;
+  }
+
   void check_failure(int me, const char* operation) {
     if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
   }
@@ -149,6 +176,14 @@ struct team_state {
     std::lock_guard lock(failure_mutex_);
     retired_.push_back(std::move(d));
   }
+  // The comms attached to this team, so that ending the team can mark them ended (a comm
+  // or request kept past its team then reports a usage_error instead of reading freed
+  // memory).
+  void register_comm(const std::shared_ptr<comm_state>& cs) {
+    std::lock_guard lock(failure_mutex_);
+    comms_.push_back(cs);
+  }
+  void end_comms();
   // Throws mismatch_error if a mailbox still holds a message (call when all ranks are done).
   void check_quiet();
   std::uint64_t now_ns() const {
@@ -160,6 +195,7 @@ struct team_state {
   template <class Ready, class BlockedOn>
   void sleep_until(int me, Ready& ready, BlockedOn& blocked_on, const char* operation) {
     rank_slot& s = slots[me];
+    s.polled_ns.store(0, std::memory_order_relaxed);  // sleeping now, counted as blocked
     blocked.fetch_add(1, std::memory_order_seq_cst);
     s.sleeping.fetch_add(1, std::memory_order_relaxed);
     struct leave {
@@ -214,6 +250,7 @@ struct team_state {
   std::string failure_what_;
   failure_kind failure_kind_ = failure_kind::rank_error;
   std::vector<std::unique_ptr<send_descriptor>> retired_;
+  std::vector<std::weak_ptr<comm_state>> comms_;
 
   std::mutex detector_mutex_;
   std::uint64_t detector_progress_ = 0;

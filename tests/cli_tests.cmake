@@ -1,0 +1,120 @@
+# Command-line tests of the ranklab tool (included by tests/CMakeLists.txt when the tool is
+# built). cli_misuse_*: a misuse of a subcommand must exit with status 2 and print a message
+# that names the option and what is valid, before anything runs (docs/misuse-cli.md lists
+# them). cli_valid_*: valid input still works (each under a second or two).
+set(_cli_expect ${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake)
+
+# ranklab_cli_test(<name> <exit status> <text> <arguments>...): `ranklab <arguments>` must exit
+# with <exit status> and print <text> (a literal substring of stdout + stderr).
+function(ranklab_cli_test name status text)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DEXIT_CODE=${status} "-DEXPECT=${text}" -P ${_cli_expect}
+            -- $<TARGET_FILE:ranklab_tool> ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60)
+endfunction()
+
+function(ranklab_cli_misuse name text)
+  ranklab_cli_test(cli_misuse_${name} 2 "${text}" ${ARGN})
+endfunction()
+
+# ---- run --------------------------------------------------------------------------------------
+ranklab_cli_misuse(run_negative_count "--count -5: must be >= 0"
+  run --coll bcast -p 4 --count -5)
+ranklab_cli_misuse(run_huge_count
+  "--count 99999999999999: must be in 0..134217728 (bcast with -p 4 and 4-byte elements: all ranks' buffers must fit in 4Gi)"
+  run --coll bcast -p 4 --count 99999999999999)
+ranklab_cli_misuse(run_p_too_large "-p 5000: must be in 1..4096 (ranks are threads)"
+  run --coll bcast -p 5000)
+ranklab_cli_misuse(run_p_zero "-p 0: must be in 1..4096 (ranks are threads)"
+  run --coll bcast -p 0)
+ranklab_cli_misuse(run_p_overflow "-p: 99999999999999999999 is out of range for a 64-bit integer"
+  run --coll bcast -p 99999999999999999999)
+ranklab_cli_misuse(run_root_out_of_range "--root 4: must be in 0..3 (a rank of -p 4)"
+  run --coll bcast -p 4 --root 4)
+ranklab_cli_misuse(run_op_not_for_type
+  "--op band does not apply to --type float32 (bitwise operators need an integer type)"
+  run --coll allreduce -p 2 --count 4 --op band --type float32)
+ranklab_cli_misuse(run_negative_blocks "--blocks -2: must be in 0..1048576 (0: the cost model chooses)"
+  run --coll bcast -p 2 --algo circulant --blocks -2)
+ranklab_cli_misuse(run_unknown_coll
+  "--coll bcst: unknown collective (did you mean bcast?); valid: barrier, bcast, reduce, allreduce,"
+  run --coll bcst -p 2)
+ranklab_cli_misuse(run_unknown_algo
+  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: auto, binomial, chain, circulant,"
+  run --coll bcast --algo binomal -p 2)
+ranklab_cli_misuse(run_algo_precondition "--algo hypercube: algorithm 'hypercube' needs p to be a power of two"
+  run --coll alltoall --algo hypercube -p 3)
+ranklab_cli_misuse(run_unknown_type "--type float16: unknown type (did you mean float32?); valid: int8, uint8,"
+  run --coll allreduce -p 2 --type float16)
+ranklab_cli_misuse(run_unknown_op "--op xor: unknown operator (did you mean bxor?); valid: sum, prod,"
+  run --coll allreduce -p 2 --op xor)
+ranklab_cli_misuse(run_matmul_with_type
+  "--op matmul2x2 multiplies 2x2 matrices of uint32 (its own type): leave out --type"
+  run --coll allreduce -p 2 --op matmul2x2 --type int32)
+ranklab_cli_misuse(run_negative_counts_entry "--counts -2: must be >= 0"
+  run --coll gatherv -p 2 --counts 1,-2)
+ranklab_cli_misuse(run_counts_length "--counts 1,2,3: 3 entries; alltoallv with -p 4 needs 16 (p*p)"
+  run --coll alltoallv -p 4 --counts 1,2,3)
+ranklab_cli_misuse(run_counts_not_v "--counts: only for the v-collectives; bcast takes --count"
+  run --coll bcast -p 2 --counts 1,2)
+ranklab_cli_misuse(run_radix_one "--radix 1: must be in 2..1048576 (or 0: the algorithm's default)"
+  run --coll bcast -p 4 --algo knomial --radix 1)
+ranklab_cli_misuse(run_removed_steps
+  "--removed-steps 5: must be in 0..2 (ceil(log2 p); or -1: the cost model chooses)"
+  run --coll allreduce -p 4 --removed-steps 5)
+ranklab_cli_misuse(run_iters_zero "--iters 0: must be in 1..1000000"
+  run --coll bcast -p 2 --iters 0)
+ranklab_cli_misuse(run_unknown_executor "--executor gpu: must be threads or sequential"
+  run --coll bcast -p 2 --executor gpu)
+ranklab_cli_misuse(run_json_missing_directory
+  "--json: cannot write /nonexistent/ranklab/x.json: directory /nonexistent/ranklab does not exist"
+  run --coll bcast -p 2 --json /nonexistent/ranklab/x.json)
+
+# ---- list, schedule, verify -------------------------------------------------------------------
+ranklab_cli_misuse(list_unknown_coll
+  "--coll bcst: unknown collective (did you mean bcast?); valid: barrier, bcast, reduce, allreduce, allgather, allgatherv, reduce_scatter, reduce_scatter_block, scan, exscan, scatter, scatterv, gather, gatherv, alltoall, alltoallv"
+  list --coll bcst)
+ranklab_cli_misuse(list_unknown_flag "The following argument was not expected: --bogus"
+  list --bogus)
+ranklab_cli_misuse(schedule_negative_rank "--rank -1: must be in 0..3 (p - 1)"
+  schedule -p 4 --rank -1)
+ranklab_cli_misuse(schedule_rank_out_of_range "--rank 4: must be in 0..3 (p - 1)"
+  schedule -p 4 --rank 4)
+ranklab_cli_misuse(schedule_every_rank_of_huge_p
+  "-p 2000000: must be in 1..1048576 (to print every rank; give --rank R for one rank of a larger p)"
+  schedule -p 2000000)
+ranklab_cli_misuse(verify_negative_blocks "--blocks -2: must be a block count in 1..1048576"
+  verify --p 1..8 --blocks 1,-2)
+ranklab_cli_misuse(verify_bad_range "--p 10..5: must be A..B (or one P) with 1 <= A <= B <= 67108864"
+  verify --p 10..5)
+ranklab_cli_misuse(verify_negative_threads "--threads -1: must be in 0..1024 (0: all cores)"
+  verify --p 1..8 --threads -1)
+
+# ---- tune, bench, demo ------------------------------------------------------------------------
+ranklab_cli_misuse(tune_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
+  tune --coll bcst)
+ranklab_cli_misuse(tune_size_unit "--sizes 64Qi: '64Qi': unknown unit (use Ki, Mi or Gi)"
+  tune --sizes 64Qi)
+ranklab_cli_misuse(tune_size_too_large "--sizes 1Gi: every size must be in 0..64Mi bytes (per rank)"
+  tune --sizes 8,1Gi)
+ranklab_cli_misuse(tune_p_one "-p 1: must be in 2..4096 (tune measures teams of at least 2 ranks)"
+  tune -p 1,2)
+ranklab_cli_misuse(tune_out_and_json "--out /tmp/a.json and --json /tmp/b.json: give the file once"
+  tune --out /tmp/a.json --json /tmp/b.json)
+ranklab_cli_misuse(bench_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
+  bench --coll bcst --quick)
+ranklab_cli_misuse(bench_p_too_large "--p 9999: must be in 1..4096 (ranks are threads)"
+  bench --coll bcast --p 2,9999 --quick)
+ranklab_cli_misuse(demo_negative_count "--count -1: must be >= 0"
+  demo --count -1)
+ranklab_cli_misuse(no_subcommand "A subcommand is required")
+
+# ---- valid input still works ------------------------------------------------------------------
+ranklab_cli_test(cli_valid_version 0 "ranklab ${PROJECT_VERSION}" --version)
+# The size syntax of bench (64Ki) in tune, with -q and --json; tiny batches: well under a second.
+ranklab_cli_test(cli_valid_tune_sizes 0 "\"sizes\": [65536]"
+  tune --sizes 64Ki --coll bcast -p 2 --quick --batches 1 --batch-ms 0.1 -q --json)
+ranklab_cli_test(cli_valid_run_bitwise_int 0 "\"verified\":true"
+  run --coll allreduce -p 3 --count 100 --op band --type int32 --json)
+ranklab_cli_test(cli_valid_schedule_one_rank 0 "\"ranks\":[{\"rank\":1,"
+  schedule -p 4 --rank 1 --json)
