@@ -246,29 +246,35 @@ bool try_receive(engine& e, operation& op, int from) {
 // started; the schedule's fence guarantees that happened before we read).
 struct remote_context {
   team_state* t;
-  std::uint32_t call;
-  std::uint64_t signature;
+  int me;
+  const operation* op;
 };
+// The error of a call whose peer is not in the same call: names both ranks, raised by `me`.
+[[noreturn]] void throw_peer_mismatch(const remote_context& c, int peer, const char* why) {
+  const operation& op = *c.op;
+  c.t->check_failure(c.me, op.name);  // the peer withdrew after a failure: report that one
+  throw mismatch_error(c.me, op.name,
+                       fmt::format("collective mismatch: rank {} is in collective #{}{}, but rank {} {}", c.me,
+                                   op.tag.call, op.entry ? " [" + op.entry->text + "]" : "", peer, why));
+}
 const detail::buffer_table* remote_buffers(const void* context, int rank) {
   const auto& c = *static_cast<const remote_context*>(context);
-  const auto& entry = c.t->slots[rank].published[c.call % detail::call_slots];
-  if (entry.call.load(std::memory_order_acquire) != c.call)
-    // The fence before every direct read guarantees the owner published them, unless it has
-    // left the call since: it met a mismatch or an error of its own and withdrew them.
-    throw mismatch_error(rank, "direct read",
-                         fmt::format("collective mismatch or failure: rank {} is no longer in call #{} (it withdrew "
-                                     "its buffers after an error or is in a different collective)",
-                                     rank, c.call));
-  if (entry.signature.load(std::memory_order_relaxed) != c.signature)
-    throw mismatch_error(rank, "direct read",
-                         fmt::format("collective mismatch: rank {} is in a different call #{} (other collective, "
-                                     "counts, type, operator or algorithm)", rank, c.call));
+  const std::uint32_t call = c.op->tag.call;
+  const auto& entry = c.t->slots[rank].published[call % detail::call_slots];
+  // The fence before every direct read guarantees the owner published them, unless it has
+  // left the call since: it met a mismatch or an error of its own and withdrew them.
+  if (entry.call.load(std::memory_order_acquire) != call)
+    throw_peer_mismatch(c, rank, "is no longer in that call (it withdrew its buffers after an error, or is in "
+                                 "another collective)");
+  if (entry.signature.load(std::memory_order_relaxed) != c.op->tag.signature)
+    throw_peer_mismatch(c, rank, "is in a different call of that number (other collective, root, counts, type, "
+                                 "operator or algorithm)");
   return entry.table.load(std::memory_order_acquire);
 }
 
 void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
   if (steps.empty()) return;
-  const remote_context context{&e.t, op.tag.call, op.tag.signature};
+  const remote_context context{&e.t, e.me, &op};
   // While we may read other ranks' buffers, say so: a rank that unwinds from a failed call
   // waits for readers before its buffers go away (withdraw_buffers).
   struct reading_guard {
@@ -285,6 +291,22 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
     if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
     detail::run_step(st, op.buffers, op.red, &remote_buffers, &context);
   }
+}
+
+// Fences carry no data, so ranks in different calls could pass one together unnoticed (a
+// direct gather where no rank believes it is the root reads nothing). Past a fence every
+// rank has published its call's signature; comparing with the next rank around the ring
+// finds any disagreement, since unequal signatures differ somewhere between neighbours.
+void check_fence_partner(engine& e, const operation& op) {
+  const int next = (e.me + 1) % e.t.p;
+  if (next == e.me) return;
+  const auto& entry = e.t.slots[next].published[op.tag.call % detail::call_slots];
+  // A different call number: the neighbour has withdrawn (after a failure) or moved on.
+  if (entry.call.load(std::memory_order_acquire) != op.tag.call) return;
+  if (entry.signature.load(std::memory_order_relaxed) == op.tag.signature) return;
+  const remote_context context{&e.t, e.me, &op};
+  throw_peer_mismatch(context, next, "is in a different call of that number (other collective, root, counts, type, "
+                                     "operator or algorithm)");
 }
 
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
@@ -337,6 +359,7 @@ bool advance(engine& e, operation& op) {
         count_progress(e);
       }
       if (counter.load(std::memory_order_acquire) < op.fence_target) return moved;
+      check_fence_partner(e, op);
     }
     if (to != no_rank && !op.posted) {
       std::uint64_t bytes = 0;
@@ -367,7 +390,7 @@ bool advance(engine& e, operation& op) {
 
 // The operation's posted descriptor must not be read once we unwind: withdraw it, or, if a
 // receiver is copying right now, let it finish.
-// A failed direct-read call: unpublish our buffers so no new reads start, then wait for the
+// A failed call: unpublish our buffers so no new reads start, then wait for the
 // reads in progress (Dekker with the reader's flag: both sides store, then load, seq_cst).
 void withdraw_buffers(team_state& t, int me, const operation& op) {
   t.slots[me].published[op.tag.call % detail::call_slots].call.store(0, std::memory_order_seq_cst);
@@ -378,7 +401,9 @@ void withdraw_buffers(team_state& t, int me, const operation& op) {
 
 void abandon(team_state& t, int me, operation& op, std::exception_ptr why = std::current_exception()) {
   if (op.complete) return;
-  if (op.started && op.plan && op.plan->reads_remote()) withdraw_buffers(t, me, op);
+  // Every started collective published its buffers: others may be reading them (or, for
+  // push steps, writing them) even if this rank itself never reads remotely.
+  if (op.started && op.plan) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
     // Withdraw the message. If no receiver has claimed it, a receiver may still take the
     // header later and look at the descriptor (finding it cancelled): the team keeps it.
@@ -433,6 +458,21 @@ void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
   for (operation* op : cs.active) abandon(t, me, *op);
 }
 
+// A call that fails once its messages are out leaves its peers unable to finish: the team
+// fails with the exception in flight *before* this rank withdraws anything, so that a peer
+// meeting a withdrawn message or buffer finds this failure (and its origin) recorded, not
+// a failure of its own. (A no-op when the team has failed already.)
+void fail_team_with_current(team_state& t, int me) {
+  std::string what = "unknown exception";
+  try {
+    throw;
+  } catch (const std::exception& ex) {
+    what = ex.what();
+  } catch (...) {
+  }
+  t.fail(me, std::current_exception(), what, detail::failure_kind::rank_error);
+}
+
 // Blocks until `op` completes, advancing everything outstanding meanwhile.
 void wait_for(engine& e, operation& op) {
   try {
@@ -440,6 +480,7 @@ void wait_for(engine& e, operation& op) {
         e.me, [&] { return locked(e.cs, [&] { progress_all(e, &op); return op.complete; }); },
         [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name);
   } catch (...) {
+    fail_team_with_current(e.t, e.me);
     locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
     throw;
   }
@@ -562,6 +603,7 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
       try {
         progress_all(e, nullptr);
       } catch (...) {
+        fail_team_with_current(*t, rank);
         abandon_all(*t, rank, cs, nullptr);
       }
       idle = cs.active.empty();
@@ -578,14 +620,13 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
 void abandon_unfinished(team_state& t, int me, comm_state& cs) {
   std::lock_guard lock(cs.progress_lock);  // the progress thread has stopped; cheap
   std::string calls;
-  for (operation* op : cs.active) {
-    if (op->complete) continue;
-    calls += fmt::format(" #{} i{}", op->tag.call, op->name);
-    abandon(t, me, *op, std::make_exception_ptr(usage_error(me, op->name, "the rank returned with this request unfinished")));
-  }
+  for (const operation* op : cs.active)
+    if (!op->complete) calls += fmt::format(" #{} i{}", op->tag.call, op->name);
   if (calls.empty()) return;
   const usage_error failure(me, "comm", fmt::format("rank {} returned with unfinished requests:{}", me, calls));
   t.fail(me, std::make_exception_ptr(failure), failure.what(), detail::failure_kind::rank_error);
+  for (operation* op : cs.active)
+    abandon(t, me, *op, std::make_exception_ptr(usage_error(me, op->name, "the rank returned with this request unfinished")));
 }
 
 // A comm that was moved from or whose team has ended can do nothing.
@@ -797,6 +838,7 @@ request comm::start_collective(const call& c, const void* in, void* out) {
     try {
       advance(e, *raw);  // start now: the first sends go out before the caller computes
     } catch (...) {
+      fail_team_with_current(*team_, rank_);
       abandon(*team_, rank_, *raw);
     }
   });
@@ -924,6 +966,7 @@ bool request::test() {
       team_->note_poll(rank_, [&] { return locked(*state_, [&] { return blocked_on(e, *op_); }); });
     }
   } catch (...) {
+    fail_team_with_current(*team_, rank_);
     locked(*state_, [&] { abandon_all(*team_, rank_, *state_, op_.get()); });
     throw;
   }
