@@ -85,8 +85,8 @@ binding_info bind_this_thread(int rank, int p, binding_policy policy) {
     hwloc_obj_t obj = hwloc_get_obj_by_type(t.handle(), HWLOC_OBJ_CORE, static_cast<unsigned>(core));
     if (obj) hwloc_bitmap_copy(set, obj->cpuset);
   } else {  // spread: hwloc_distrib places p items as far apart as the tree allows
-    std::vector<hwloc_bitmap_t> sets(static_cast<std::size_t>(p));
-    for (auto& s : sets) s = hwloc_bitmap_alloc();
+    // hwloc_distrib allocates the p sets itself (hwloc_bitmap_dup); we free them.
+    std::vector<hwloc_bitmap_t> sets(static_cast<std::size_t>(p), nullptr);
     hwloc_obj_t root = hwloc_get_root_obj(t.handle());
     hwloc_distrib(t.handle(), &root, 1, sets.data(), static_cast<unsigned>(p), INT_MAX, 0);
     hwloc_bitmap_copy(set, sets[static_cast<std::size_t>(rank)]);

@@ -315,12 +315,27 @@ void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent
       static_cast<std::uint32_t>(op.round), to, from, sent, op.received_bytes, op.round_begin_ns, e.t.now_ns()});
 }
 
+// Published buffers and fence counters are kept per call slot (call number modulo
+// call_slots). With more calls outstanding than slots, a call must not start while an
+// earlier one of its slot is unfinished here: it would overwrite that call's published
+// buffers and interleave its fences. Every rank defers the same calls, and the earlier
+// call never waits for the later one, so the deferral cannot deadlock.
+bool slot_busy(const engine& e, const operation& op) {
+  const std::uint32_t slot = op.tag.call % detail::call_slots;
+  for (const operation* other : e.cs.active)
+    if (other != &op && !other->complete && other->plan && other->tag.call < op.tag.call &&
+        other->tag.call % detail::call_slots == slot)
+      return true;
+  return false;
+}
+
 // Moves the operation as far as it can go without waiting. Returns whether anything moved.
 bool advance(engine& e, operation& op) {
   if (op.complete) return false;
   bool moved = false;
   const bool tracing = e.t.options.trace;
   if (!op.started) {
+    if (op.plan && slot_busy(e, op)) return false;
     if (op.plan) {  // any rank may be read directly by shared-memory direct algorithms
       auto& entry = e.t.slots[e.me].published[op.tag.call % detail::call_slots];
       entry.table.store(&op.buffers, std::memory_order_relaxed);

@@ -1,14 +1,12 @@
 // Misuse of the library API: every mistake a user can make with ranklab's public calls must
 // end in a clear exception (the type from errors.hpp, a message naming the problem), never a
-// crash, a hang or silently wrong data. One test case per mistake; docs/misuse-library.md
-// lists them. Where a rank alone makes the mistake, ranklab::run must rethrow that rank's
+// crash, a hang or silently wrong data. One test case per mistake; docs/misuse.md lists
+// them with their messages. Where a rank alone makes the mistake, ranklab::run must rethrow that rank's
 // error and release the others.
 //
 // A case that exhausts the system (thread creation failing part-way) runs in a forked child
 // with an address-space limit and a deadline (isolated()), so that a regression fails that
-// test case instead of killing the whole suite. docs/misuse-findings.md describes the fixes
-// the runtime needed for these cases; a case whose fix is still pending carries
-// doctest::may_fail().
+// test case instead of killing the whole suite.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>

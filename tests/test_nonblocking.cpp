@@ -107,6 +107,32 @@ TEST_CASE("many outstanding requests complete in any order without mixing messag
   }
 }
 
+TEST_CASE("more direct (shared-memory) requests outstanding than call slots: each call keeps its buffers and fences") {
+  // Published buffers and fence counters live in 16 call slots; the 17th outstanding call
+  // shares a slot with the first and must not start before it has finished.
+  for (int p : {2, 3}) {
+    run(p, [&](comm& cm) {
+      constexpr int k = 40;
+      std::vector<std::vector<int>> in(k), out(k, std::vector<int>(static_cast<std::size_t>(3 * p)));
+      std::vector<request> reqs;
+      for (int i = 0; i < k; ++i) {
+        in[i] = {cm.rank(), i, cm.rank() * i};
+        reqs.push_back(cm.iallgather(in[i], out[i], {"direct"}));
+      }
+      std::vector<int> order(k);
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(cm.rank() + 1)));
+      for (int i : order) reqs[static_cast<std::size_t>(i)].wait();
+      for (int i = 0; i < k; ++i)
+        for (int r = 0; r < p; ++r) {
+          CHECK(out[i][3 * r] == r);
+          CHECK(out[i][3 * r + 1] == i);
+          CHECK(out[i][3 * r + 2] == r * i);
+        }
+    });
+  }
+}
+
 TEST_CASE("requests interleave with blocking calls; wait_any and test_all") {
   run(6, [&](comm& cm) {
     const int r = cm.rank();
