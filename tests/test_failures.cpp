@@ -363,6 +363,30 @@ TEST_CASE("deadlock: every rank receives from its left neighbour, nobody sends -
   }
 }
 
+TEST_CASE("deadlock: ranks that only poll request::test() on calls that cannot finish -> deadlock_error, no hang") {
+  // Nobody sleeps here (rank 0 spins on test(); with p > 2 the others too), so the pollers
+  // themselves must count as stuck and run the detector.
+  for (int p : {2, 3}) {
+    CAPTURE(p);
+    recorder rec(p);
+    auto e = run_catching(p, rec.wrap([](comm& c) {
+      std::vector<int> v(4, c.rank());
+      if (c.rank() == 1) return;  // never joins the allreduce
+      request r = c.iallreduce(v, ops::sum, {"ring"});
+      while (!r.test()) {
+      }
+    }));
+    REQUIRE(holds<deadlock_error>(e));
+    const std::string what = message_of(e);
+    CHECK(contains(what, "(polling request::test)"));
+    CHECK(contains(what, "rank 1 has returned"));
+    for (int r = 0; r < p; ++r) {
+      CAPTURE(r);
+      if (r != 1) CHECK(rec.seen[r].kind == "deadlock_error");
+    }
+  }
+}
+
 TEST_CASE("deadlock: rank 0 returns early while the others wait for it -> deadlock_error naming rank 0") {
   constexpr int p = 4;
   recorder rec(p);
