@@ -249,6 +249,9 @@ struct remote_context {
   int me;
   const operation* op;
 };
+constexpr const char* in_another_call =
+    "is in a different call of that number (other collective, root, counts, type, operator or algorithm)";
+
 // The error of a call whose peer is not in the same call: names both ranks, raised by `me`.
 [[noreturn]] void throw_peer_mismatch(const remote_context& c, int peer, const char* why) {
   const operation& op = *c.op;
@@ -267,8 +270,7 @@ const detail::buffer_table* remote_buffers(const void* context, int rank) {
     throw_peer_mismatch(c, rank, "is no longer in that call (it withdrew its buffers after an error, or is in "
                                  "another collective)");
   if (entry.signature.load(std::memory_order_relaxed) != c.op->tag.signature)
-    throw_peer_mismatch(c, rank, "is in a different call of that number (other collective, root, counts, type, "
-                                 "operator or algorithm)");
+    throw_peer_mismatch(c, rank, in_another_call);
   return entry.table.load(std::memory_order_acquire);
 }
 
@@ -305,8 +307,7 @@ void check_fence_partner(engine& e, const operation& op) {
   if (entry.call.load(std::memory_order_acquire) != op.tag.call) return;
   if (entry.signature.load(std::memory_order_relaxed) == op.tag.signature) return;
   const remote_context context{&e.t, e.me, &op};
-  throw_peer_mismatch(context, next, "is in a different call of that number (other collective, root, counts, type, "
-                                     "operator or algorithm)");
+  throw_peer_mismatch(context, next, in_another_call);
 }
 
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
@@ -473,21 +474,6 @@ void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
   for (operation* op : cs.active) abandon(t, me, *op);
 }
 
-// A call that fails once its messages are out leaves its peers unable to finish: the team
-// fails with the exception in flight *before* this rank withdraws anything, so that a peer
-// meeting a withdrawn message or buffer finds this failure (and its origin) recorded, not
-// a failure of its own. (A no-op when the team has failed already.)
-void fail_team_with_current(team_state& t, int me) {
-  std::string what = "unknown exception";
-  try {
-    throw;
-  } catch (const std::exception& ex) {
-    what = ex.what();
-  } catch (...) {
-  }
-  t.fail(me, std::current_exception(), what, detail::failure_kind::rank_error);
-}
-
 // Blocks until `op` completes, advancing everything outstanding meanwhile.
 void wait_for(engine& e, operation& op) {
   try {
@@ -495,7 +481,11 @@ void wait_for(engine& e, operation& op) {
         e.me, [&] { return locked(e.cs, [&] { progress_all(e, &op); return op.complete; }); },
         [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name);
   } catch (...) {
-    fail_team_with_current(e.t, e.me);
+    // A call that fails once its messages are out leaves its peers unable to finish: the
+    // team fails with this exception *before* we withdraw anything, so that a peer meeting
+    // a withdrawn message or buffer finds this failure (and its origin) recorded, not one
+    // of its own. (A no-op when the team has failed already.) The same below.
+    e.t.fail_with_current_exception(e.me);
     locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
     throw;
   }
@@ -618,7 +608,7 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
       try {
         progress_all(e, nullptr);
       } catch (...) {
-        fail_team_with_current(*t, rank);
+        t->fail_with_current_exception(rank);
         abandon_all(*t, rank, cs, nullptr);
       }
       idle = cs.active.empty();
@@ -853,7 +843,7 @@ request comm::start_collective(const call& c, const void* in, void* out) {
     try {
       advance(e, *raw);  // start now: the first sends go out before the caller computes
     } catch (...) {
-      fail_team_with_current(*team_, rank_);
+      team_->fail_with_current_exception(rank_);
       abandon(*team_, rank_, *raw);
     }
   });
@@ -981,7 +971,7 @@ bool request::test() {
       team_->note_poll(rank_, [&] { return locked(*state_, [&] { return blocked_on(e, *op_); }); });
     }
   } catch (...) {
-    fail_team_with_current(*team_, rank_);
+    team_->fail_with_current_exception(rank_);
     locked(*state_, [&] { abandon_all(*team_, rank_, *state_, op_.get()); });
     throw;
   }

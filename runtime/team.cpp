@@ -124,6 +124,17 @@ void team_state::fail(int origin, std::exception_ptr e, const std::string& what,
   for (int r = 0; r < p; ++r) wake(slots[r]);
 }
 
+void team_state::fail_with_current_exception(int origin) {
+  std::string what = "unknown exception";
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  fail(origin, std::current_exception(), what, failure_kind::rank_error);
+}
+
 std::exception_ptr team_state::first_failure() const {
   std::lock_guard lock(failure_mutex_);
   return first_failure_;
@@ -313,11 +324,8 @@ void team::run_as(int rank, const std::function<void(comm&)>& fn, bool bind) {
   comm c = attach(rank, bind);
   try {
     fn(c);
-  } catch (const std::exception& e) {
-    state_->fail(rank, std::current_exception(), e.what(), detail::failure_kind::rank_error);
-    throw;
   } catch (...) {
-    state_->fail(rank, std::current_exception(), "unknown exception", detail::failure_kind::rank_error);
+    state_->fail_with_current_exception(rank);
     throw;
   }
 }

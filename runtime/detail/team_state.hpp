@@ -168,6 +168,8 @@ struct team_state {
   }
   [[noreturn]] void throw_failure(int me, const char* operation);
   void fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind);
+  // fail() with the exception being handled (call inside a catch block), as a rank error.
+  void fail_with_current_exception(int origin);
   std::exception_ptr first_failure() const;
   void finish(int rank);
   // Keeps a withdrawn large-message descriptor alive until the team ends: a receiver may
