@@ -4,7 +4,7 @@
 // Rounds: (cols-1) + (rows-1) (2(sqrt(p)-1) for a square p).
 // Cost: (cols-1)(alpha + beta n) + (rows-1)(alpha + beta cols n), n = bytes of a block.
 // The builder is shared with allgatherv (include/ranklab/detail/allgather_util.hpp).
-#include "ranklab/detail/allgather_util.hpp"
+#include "patterns/allgather_util.hpp"
 
 namespace ranklab {
 namespace {

@@ -6,7 +6,7 @@
 // Rounds: log2 p (p a power of two), floor(log2 p) + 2 otherwise.
 // Cost: rounds alpha + beta N (p-1)/p (+ beta N for the folding), N = bytes of the result.
 // The builder is shared with allgatherv (include/ranklab/detail/allgather_util.hpp).
-#include "ranklab/detail/allgather_util.hpp"
+#include "patterns/allgather_util.hpp"
 
 namespace ranklab {
 namespace {

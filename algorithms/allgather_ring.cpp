@@ -2,7 +2,7 @@
 // block r-k+1 to r+1, receive block r-k from r-1. Any p.
 // Rounds: p-1. Cost: (p-1) alpha + beta N (p-1)/p, N = bytes of the gathered result.
 // The builder is shared with allgatherv (include/ranklab/detail/allgather_util.hpp).
-#include "ranklab/detail/allgather_util.hpp"
+#include "patterns/allgather_util.hpp"
 
 namespace ranklab {
 namespace {

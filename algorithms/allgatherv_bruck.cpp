@@ -6,7 +6,7 @@
 // Rounds: ceil(log2 p), any p. Cost: ceil(log2 p) alpha + beta N (p-1)/p, plus a local copy of
 // about N bytes for the rotation, N = bytes of the gathered result.
 // The builder is shared with allgather (include/ranklab/detail/allgather_util.hpp).
-#include "ranklab/detail/allgather_util.hpp"
+#include "patterns/allgather_util.hpp"
 
 namespace ranklab {
 namespace {

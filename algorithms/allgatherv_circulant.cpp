@@ -5,7 +5,7 @@
 // broadcast. Ranks contributing nothing are skipped, so very irregular counts cost about a
 // broadcast of the same total.
 // Rounds: n - 1 + q. Cost: (n - 1 + q)(alpha + beta (p-1)/p M/n), M the gathered size.
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 namespace ranklab {
 namespace {

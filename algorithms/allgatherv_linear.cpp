@@ -3,7 +3,7 @@
 // sends to r+k and receives from r-k. Any p.
 // Rounds: p-1. Cost: (p-1) alpha + beta N (p-1)/p, N = bytes of the gathered result.
 // The builder is shared with allgather (include/ranklab/detail/allgather_util.hpp).
-#include "ranklab/detail/allgather_util.hpp"
+#include "patterns/allgather_util.hpp"
 
 namespace ranklab {
 namespace {

@@ -7,7 +7,7 @@
 // Rounds: p/2 (p even), (p-1)/2 + 2 (p odd > 1).
 // Cost: rounds alpha + beta N (p-1)/p (+ beta N for odd p), N = bytes of the result.
 // The builder is shared with allgather (include/ranklab/detail/allgather_util.hpp).
-#include "ranklab/detail/allgather_util.hpp"
+#include "patterns/allgather_util.hpp"
 
 namespace ranklab {
 namespace {

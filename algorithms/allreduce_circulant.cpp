@@ -2,7 +2,7 @@
 // partition (seed 000; algorithms.md 1.9). Both phases are round-optimal for their n.
 // Commutative operators only; deterministic.
 // Rounds: 2(n - 1 + q). Cost: 2(n - 1 + q) alpha + (n - 1 + q)(2 beta + gamma)(p-1)/p m/n.
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 namespace ranklab {
 namespace {

@@ -16,9 +16,9 @@
 // F = a schedule::fence, about (1 + (p-1)/4) alpha (detail::fence_alphas).
 #include <algorithm>
 
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/circulant_collectives.hpp"
-#include "ranklab/detail/direct_fold.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "circulant/circulant_collectives.hpp"
+#include "patterns/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -26,8 +26,8 @@
 
 #include <vector>
 
-#include "ranklab/detail/generalized_allreduce_util.hpp"
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/generalized_allreduce_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -126,7 +126,7 @@ void reduction_step(schedule& s, layers& st, const gen::shape& sh, int i, int ra
       if (a.how == arrival::fused) a.how = arrival::temp;
 
   s.next_round();
-  rs::message_regions out, in;
+  detail::region_list out, in;
   for (int y : sent) out.add(st.at(r_layer(y), y));
   for (const arrival& a : arr) {
     switch (a.how) {
@@ -137,8 +137,8 @@ void reduction_step(schedule& s, layers& st, const gen::shape& sh, int i, int ra
     }
   }
   const int to = detail::mod(rank - t.fl, p), from = detail::mod(rank + t.fl, p);
-  rs::send_regions(s, to, out);
-  rs::recv_regions(s, from, in, all_fused ? combine::reduce_in_right : combine::copy);  // lower (+) arriving
+  detail::send_list(s, to, out);
+  detail::recv_list(s, from, in, all_fused ? combine::reduce_in_right : combine::copy);  // lower (+) arriving
   for (const arrival& a : arr) {
     switch (a.how) {
       case arrival::fused: break;
@@ -158,13 +158,13 @@ void reduction_step(schedule& s, layers& st, const gen::shape& sh, int i, int ra
 void distribution_step(schedule& s, layers& st, const gen::shape& sh, int i, int rank) {
   const int n = sh.N[static_cast<std::size_t>(i)], fl = n / 2, ce = n - fl, p = sh.p;
   s.next_round();
-  rs::message_regions out, in;
+  detail::region_list out, in;
   for (int a = ce - 1; a >= n % 2; --a) {  // decreasing placements: increasing parts
     out.add(st.at(0, a));
     in.add(st.at(0, a + fl));
   }
-  rs::send_regions(s, detail::mod(rank + fl, p), out);
-  rs::recv_regions(s, detail::mod(rank - fl, p), in, combine::copy);
+  detail::send_list(s, detail::mod(rank + fl, p), out);
+  detail::recv_list(s, detail::mod(rank - fl, p), in, combine::copy);
 }
 
 schedule build(const coll_args& a, int rank) {

@@ -10,7 +10,7 @@
 // Works in the receive buffer (copied from the send buffer when first combined; in place ok).
 // Rounds: 2 log2 p' (+2 when p is not a power of two).
 // Cost: 2 log2 p' alpha + (p'-1)/p' m (2 beta + gamma) (+ 2 alpha + (2 beta + gamma) m).
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

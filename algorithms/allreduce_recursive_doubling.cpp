@@ -6,7 +6,7 @@
 // left, so non-commutative operators are reduced in rank order.
 // Rounds: log2 p' (+2 when p is not a power of two).
 // Cost: rounds * (alpha + beta*m) + log2 p' * gamma*m (+ gamma*m).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -5,7 +5,7 @@
 // from rank 0 (in round k, ranks < 2^k send to r + 2^k). Works in the receive buffer (in
 // place ok).
 // Rounds: 2 ceil(log2 p). Cost: ceil(log2 p)(2 alpha + 2 beta m + gamma m).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

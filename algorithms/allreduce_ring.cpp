@@ -5,7 +5,7 @@
 // are combined in cyclic rank order: commutative operators only. Bandwidth-optimal.
 // Works in the receive buffer (in place ok).
 // Rounds: 2(p-1). Cost: 2(p-1) alpha + (p-1)/p m (2 beta + gamma).
-#include "ranklab/detail/ring_allreduce_util.hpp"
+#include "patterns/ring_allreduce_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -8,7 +8,7 @@
 // Rounds: 2(p-1) S. Cost: 2(p-1) S alpha + (p-1)/p m (2 beta + gamma).
 #include <algorithm>
 
-#include "ranklab/detail/ring_allreduce_util.hpp"
+#include "patterns/ring_allreduce_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -5,7 +5,7 @@
 // hop, else one of two alternating scratch buffers), as multi-region messages: no local copies.
 // Rounds: ceil(log2 p), any p. Cost: ceil(log2 p)(alpha + beta m p/2), m = bytes of a block.
 // The builder is shared with alltoall (include/ranklab/detail/alltoall_util.hpp).
-#include "ranklab/detail/alltoall_util.hpp"
+#include "patterns/alltoall_util.hpp"
 
 namespace ranklab {
 namespace {

@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

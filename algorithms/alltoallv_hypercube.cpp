@@ -5,7 +5,7 @@
 // p must be a power of two (registered precondition; the builder rejects other p as well).
 // Rounds: log2 p. Cost: log2 p (alpha + beta m p/2), m = bytes of a block.
 // The builder is shared with alltoall (include/ranklab/detail/alltoall_util.hpp).
-#include "ranklab/detail/alltoall_util.hpp"
+#include "patterns/alltoall_util.hpp"
 
 namespace ranklab {
 namespace {

@@ -3,7 +3,7 @@
 // sends to r+k and receives from r-k (for p not a power of two this is also what pairwise does).
 // Rounds: p-1. Cost: (p-1)(alpha + beta m), m = bytes of a block.
 // The builder is shared with alltoall (include/ranklab/detail/alltoall_util.hpp).
-#include "ranklab/detail/alltoall_util.hpp"
+#include "patterns/alltoall_util.hpp"
 
 namespace ranklab {
 namespace {

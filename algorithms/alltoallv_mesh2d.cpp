@@ -5,7 +5,7 @@
 // forwards along the ring; same rounds, less volume in the fully connected model).
 // Rounds: (cols-1) + (rows-1). Cost: (cols-1)(alpha + beta rows m) + (rows-1)(alpha + beta cols m).
 // The builder is shared with alltoall (include/ranklab/detail/alltoall_util.hpp).
-#include "ranklab/detail/alltoall_util.hpp"
+#include "patterns/alltoall_util.hpp"
 
 namespace ranklab {
 namespace {

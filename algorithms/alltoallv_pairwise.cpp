@@ -3,7 +3,7 @@
 // exchange, send to r+k and receive from r-k. One block per message.
 // Rounds: p-1. Cost: (p-1)(alpha + beta m), m = bytes of a block.
 // The builder is shared with alltoall (include/ranklab/detail/alltoall_util.hpp).
-#include "ranklab/detail/alltoall_util.hpp"
+#include "patterns/alltoall_util.hpp"
 
 namespace ranklab {
 namespace {

@@ -4,7 +4,7 @@
 // alternating scratch buffers, so nothing is copied locally.
 // Rounds: p-1. Cost: (p-1) alpha + beta m p(p-1)/2, m = bytes of a block.
 // The builder is shared with alltoall (include/ranklab/detail/alltoall_util.hpp).
-#include "ranklab/detail/alltoall_util.hpp"
+#include "patterns/alltoall_util.hpp"
 
 namespace ranklab {
 namespace {

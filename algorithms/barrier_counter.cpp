@@ -6,7 +6,7 @@
 // Rounds: 1 (a fence; no messages). Cost: about (1 + (p - 1) / 4) alpha: p increments of
 // one cache line, then one store seen by all; oversubscribed it needs one wake-up, where
 // dissemination needs ceil(log2 p) in sequence.
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -1,7 +1,7 @@
 // Barrier, dissemination (Hensgen, Finkel, Manber 1988; seed 004's slides).
 // Round k: send an empty message to r + 2^k, receive from r - 2^k (mod p).
 // Rounds: ceil(log2 p), any p. Cost: ceil(log2 p) * alpha.
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -5,7 +5,7 @@
 // After the exchange rounds every survivor has heard, transitively, of every survivor and so
 // of every rank; the release round passes that on.
 // Rounds: log2 p (p a power of two), floor(log2 p) + 2 otherwise. Cost: rounds * alpha.
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

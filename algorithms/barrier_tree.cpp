@@ -3,7 +3,7 @@
 // release as a binomial broadcast from rank 0 in the reverse order (Open MPI's tree barrier).
 // Rank 0 is released only after everyone arrived, and releases everyone. Any p.
 // Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha.
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

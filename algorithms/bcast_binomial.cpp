@@ -3,7 +3,7 @@
 // relabelling, works for every p and every root at once. In round k, every v < 2^k that has
 // the data sends it to v + 2^k (if < p).
 // Rounds: ceil(log2 p). Cost: ceil(log2 p) * (alpha + beta*m).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

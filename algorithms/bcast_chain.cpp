@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

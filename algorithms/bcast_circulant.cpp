@@ -3,7 +3,7 @@
 // send schedules in O(log p) and the blocks flow in n - 1 + q rounds, q = ceil(log2 p),
 // which is optimal. n from a.params.blocks, else from the cost model (1.6).
 // Rounds: n - 1 + q. Cost: (n - 1 + q)(alpha + beta m/n).
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 namespace ranklab {
 namespace {

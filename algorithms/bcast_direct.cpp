@@ -8,7 +8,7 @@
 // and by the root.
 // Rounds: 2 (fences, schedule::fence). Cost: 2 fences (about (1 + (p-1)/4) alpha each)
 // + beta (p-1)/p m.
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -2,7 +2,7 @@
 // root-relative order (relative rank v = r - root mod p receives in round v - 1).
 // Source: the flat tree every MPI library keeps as a baseline (Open MPI "basic_linear").
 // Rounds: p - 1. Cost: (p - 1)(alpha + beta m).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

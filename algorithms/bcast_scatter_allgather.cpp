@@ -12,7 +12,7 @@
 // Rounds: 2 ceil(log2 p). Cost: 2 ceil(log2 p) alpha + 2 beta m (p - 1)/p.
 #include <bit>
 
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -37,10 +37,10 @@ schedule build(const coll_args& a, int rank) {
       s.next_round();
       const std::int64_t n = std::min<std::int64_t>(dist, p - dist);
       detail::region_list out, in;
-      out.add_chunks(ch, v, n);
-      in.add_chunks(ch, v + dist, n);
-      out.send(s, real(v - dist));
-      in.recv(s, real(v + dist));
+      detail::add_chunks(out, ch, v, n);
+      detail::add_chunks(in, ch, v + dist, n);
+      detail::send_list(s, real(v - dist), out);
+      detail::recv_list(s, real(v + dist), in);
     }
   }
   return s;

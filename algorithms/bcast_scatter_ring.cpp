@@ -6,7 +6,7 @@
 // v + 1 and receives chunk (v - 1 - t) mod p from v - 1. Every chunk reaches every rank,
 // even those that already hold it from the scatter: p(p - 1) chunk transfers in the ring.
 // Rounds: ceil(log2 p) + p - 1. Cost: (ceil(log2 p) + p - 1) alpha + 2 beta m (p - 1)/p.
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -11,7 +11,7 @@
 // instead of 90 (the paper's Figures 4 and 5). Every chunk reaches every rank exactly once.
 // Rounds: ceil(log2 p) + p - 1. Cost (model time, same critical path as scatter_ring):
 // (ceil(log2 p) + p - 1) alpha + 2 beta m (p - 1)/p; total volume (p(p-1) - sum popcount) m/p.
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -4,7 +4,7 @@
 // left unchanged. Rank order is kept: non-commutative operators are fine. Any p.
 // Rounds: ceil(log2 p). Cost: ceil(log2 p)(alpha + beta m + 2 gamma m), m = bytes of the buffer.
 // The builder is shared with scan (include/ranklab/detail/scan_util.hpp).
-#include "ranklab/detail/scan_util.hpp"
+#include "patterns/scan_util.hpp"
 
 namespace ranklab {
 namespace {

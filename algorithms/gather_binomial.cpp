@@ -4,7 +4,7 @@
 // to v - mask: its own block from its send buffer and its descendants' from scratch, in one
 // message. The root receives straight into its receive buffer. Any p, any root.
 // Rounds: ceil(log2 p). Cost: ceil(log2 p) alpha + beta (p - 1) m (the root's incoming volume).
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -9,7 +9,7 @@
 // Rounds: 2 (fences, schedule::fence; none when p = 1 or m = 0).
 // Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1) beta m, m =
 // bytes of a block (the root copies alone).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

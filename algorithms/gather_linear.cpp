@@ -1,7 +1,7 @@
 // Gather, linear: the root receives every other rank's block directly, one per round, in
 // root-relative order (relative rank v sends in round v - 1).
 // Rounds: p - 1. Cost: (p - 1) alpha + beta (p - 1) m, m = bytes per block.
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

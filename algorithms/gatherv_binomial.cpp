@@ -3,7 +3,7 @@
 // packed in relative order in scratch; the root receives each subtree straight into the
 // blocks' places (displacements allowed). Any p, any root, zero counts.
 // Rounds: ceil(log2 p). Cost: ceil(log2 p) alpha + beta (total - root's block).
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

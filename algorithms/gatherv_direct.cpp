@@ -11,7 +11,7 @@
 // Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + beta (N -
 // N_root), N = bytes of the gathered result, N_root = the root's block (the root copies
 // alone).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

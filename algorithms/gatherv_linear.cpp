@@ -1,7 +1,7 @@
 // Gatherv, linear: the root receives every other rank's block (counts[j] elements, placed at
 // block_offset j of its receive buffer) directly, one per round, in root-relative order.
 // Rounds: p - 1. Cost: (p - 1) alpha + beta (sum of the other ranks' blocks).
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -7,8 +7,8 @@
 // the relabelled order wraps around p-1 -> 0, so the operator must be commutative (use
 // inorder_binomial otherwise).
 // Rounds: ceil(log2 p). Cost: ceil(log2 p)(alpha + beta m + gamma m).
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/reduce_tree_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/reduce_tree_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

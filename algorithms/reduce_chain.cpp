@@ -10,8 +10,8 @@
 // Rounds: p - 2 + S (p >= 2). Cost: (p - 2 + S)(alpha + (beta + gamma) m / S).
 #include <algorithm>
 
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/reduce_tree_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/reduce_tree_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -3,7 +3,7 @@
 // arrival. Each non-root sends each partial block exactly once. The combination order is
 // the schedule's, not rank order: commutative operators only (deterministic all the same).
 // Rounds: n - 1 + q. Cost: (n - 1 + q)(alpha + (beta + gamma) m/n).
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 namespace ranklab {
 namespace {

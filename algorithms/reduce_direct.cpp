@@ -24,9 +24,9 @@
 // (detail::fence_alphas).
 #include <algorithm>
 
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/circulant_collectives.hpp"
-#include "ranklab/detail/direct_fold.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "circulant/circulant_collectives.hpp"
+#include "patterns/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

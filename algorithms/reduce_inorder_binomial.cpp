@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/reduce_tree_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/reduce_tree_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -5,7 +5,7 @@
 // x_0 (+) ... (+) x_{p-1}: non-commutative operators are fine. Non-roots send their send
 // buffer as it is.
 // Rounds: p-1. Cost: (p-1)(alpha + beta m + gamma m).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -9,7 +9,7 @@
 //  3. the halving backwards as a binomial gather of the reduced chunks to the root.
 // Rounds: 2 log2 p' (+1 when p is not a power of two).
 // Cost: 2 log2 p' alpha + (p'-1)/p' m (2 beta + gamma) (+ alpha + (beta + gamma) m).
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

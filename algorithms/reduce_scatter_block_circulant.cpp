@@ -3,7 +3,7 @@
 // root of its own part. Every partial block is sent and received once. Commutative
 // operators only (combination follows the schedule); deterministic.
 // Rounds: n - 1 + q. Cost: (n - 1 + q)(alpha + (beta + gamma)(p-1)/p M/n), M the input size.
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 namespace ranklab {
 namespace {

@@ -11,8 +11,8 @@
 // Rounds: 2 (fences, schedule::fence; none when p = 1 or m = 0).
 // Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + (p-1) (beta +
 // gamma) m, m = bytes of a block.
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/direct_fold.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -6,7 +6,7 @@
 // reduction joins them, so the result is rank-ordered: non-commutative operators are fine.
 // reduce_scatter_block is reduce_scatter with equal counts: detail/reduce_scatter_util.hpp.
 // Rounds: p-1. Cost: (p-1) alpha + (p-1)/p M beta + M gamma (p-1 blocks and the join).
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -7,7 +7,7 @@
 // reduce_scatter_block is reduce_scatter with equal counts: detail/reduce_scatter_util.hpp.
 // Rounds: log2 p' (+2 when p is not a power of two).
 // Cost: log2 p' alpha + (p'-1)/p' M (beta + gamma) (+ 2 alpha + M (beta + gamma) + M/p beta).
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -13,8 +13,8 @@
 // gamma) m, m = bytes of the largest block (its owner finishes last).
 #include <algorithm>
 
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/direct_fold.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/direct_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

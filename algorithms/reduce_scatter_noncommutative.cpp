@@ -11,7 +11,7 @@
 // Shared with reduce_scatter_block (equal counts) in detail/reduce_scatter_util.hpp.
 // Rounds: log2 p' (+2 when p is not a power of two); the same volume as recursive_halving.
 // Cost: log2 p' alpha + (p'-1)/p' M (beta + gamma) (+ 2 alpha + M (beta + gamma) + M/p beta).
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -5,7 +5,7 @@
 // combined in the cyclic order b+1, ..., p-1, 0, ..., b, so the operator must be commutative.
 // Shared with reduce_scatter_block (equal counts) in detail/reduce_scatter_util.hpp.
 // Rounds: p-1. Cost: (p-1) alpha + (p-1)/p M (beta + gamma), M = all blocks' bytes.
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

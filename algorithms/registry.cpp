@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 
 #include "ranklab/errors.hpp"
@@ -21,13 +22,23 @@ std::vector<const algorithm*>& storage() {
 }
 }  // namespace
 
-bool registry::add(const algorithm& a) {
-  // Registration happens during static initialisation, single threaded.
+bool registry::add(const algorithm& declared) {
+  // Registration happens during static initialisation, single threaded. Entries live in a
+  // deque so that pointers handed out stay valid as more algorithms register.
+  static std::deque<algorithm> entries;
   auto& s = storage();
-  for (const algorithm* b : s)
-    if (b->coll == a.coll && b->name == a.name)
-      throw std::logic_error(fmt::format("algorithm {}/{} registered twice", name(a.coll), a.name));
-  s.push_back(&a);
+  const collective_set serves = declared.serves.empty() ? collective_set{declared.coll} : declared.serves;
+  for (int i = 0; i < collective_count; ++i) {
+    const auto c = static_cast<collective>(i);
+    if (!serves.contains(c)) continue;
+    for (const algorithm* b : s)
+      if (b->coll == c && b->name == declared.name)
+        throw std::logic_error(fmt::format("algorithm {}/{} registered twice", name(c), declared.name));
+    algorithm& a = entries.emplace_back(declared);
+    a.coll = c;
+    a.serves = serves;
+    s.push_back(&a);
+  }
   std::sort(s.begin(), s.end(), [](const algorithm* x, const algorithm* y) {
     return x->coll != y->coll ? x->coll < y->coll : x->name < y->name;
   });

@@ -3,7 +3,7 @@
 // order is kept, so non-commutative operators are fine. Any p.
 // Rounds: p-1. Cost: (p-1)(alpha + beta m + gamma m), m = bytes of the buffer.
 // The builder is shared with exscan (include/ranklab/detail/scan_util.hpp).
-#include "ranklab/detail/scan_util.hpp"
+#include "patterns/scan_util.hpp"
 
 namespace ranklab {
 namespace {

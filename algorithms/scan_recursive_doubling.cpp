@@ -6,7 +6,7 @@
 // exchanges are one-way. Rank order is kept: non-commutative operators are fine.
 // Rounds: ceil(log2 p). Cost: ceil(log2 p)(alpha + beta m + 2 gamma m), m = bytes of the buffer.
 // The builder is shared with exscan (include/ranklab/detail/scan_util.hpp).
-#include "ranklab/detail/scan_util.hpp"
+#include "patterns/scan_util.hpp"
 
 namespace ranklab {
 namespace {

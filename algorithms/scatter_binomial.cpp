@@ -5,7 +5,7 @@
 // any root (relabelling by subtraction mod p). The root sends straight from its send buffer,
 // inner ranks stage their descendants' blocks in scratch. Details: detail/bcast_util.hpp.
 // Rounds: ceil(log2 p). Cost: ceil(log2 p) alpha + beta (p - 1) m (the root's outgoing volume).
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -9,7 +9,7 @@
 // Rounds: 2 (fences, schedule::fence; none when p = 1 or m = 0).
 // Cost: 2 fences (about (1 + (p-1)/4) alpha each, detail::fence_alphas) + beta m, m = bytes
 // of a block (all ranks copy in parallel).
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -2,7 +2,7 @@
 // root-relative order (relative rank v = r - root mod p gets its block in round v - 1).
 // Source: the trivial algorithm every MPI library keeps for small p (MPICH/Open MPI "linear").
 // Rounds: p - 1. Cost: (p - 1) alpha + beta (p - 1) m, m = bytes per block.
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

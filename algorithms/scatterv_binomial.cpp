@@ -4,7 +4,7 @@
 // into out, its descendants' packed into scratch) and forwards each child's subtree as one
 // contiguous scratch region. Any p, any root, zero counts, displacements.
 // Rounds: ceil(log2 p). Cost: ceil(log2 p) alpha + beta (total - root's block).
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

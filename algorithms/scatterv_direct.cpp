@@ -12,7 +12,7 @@
 // m_j = bytes of rank j's block (all ranks copy in parallel).
 #include <algorithm>
 
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

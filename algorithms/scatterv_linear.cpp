@@ -1,7 +1,7 @@
 // Scatterv, linear: the root sends every other rank its block (counts[j] elements at
 // block_offset j of its send buffer) directly, one per round, in root-relative order.
 // Rounds: p - 1. Cost: (p - 1) alpha + beta (sum of the other ranks' blocks).
-#include "ranklab/detail/bcast_util.hpp"
+#include "patterns/bcast_util.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {

@@ -862,16 +862,7 @@ void comm::expect(collective c, const char* which, std::uint64_t have, std::uint
 comm::prepared comm::make(collective c, int root, std::uint64_t count, const void* in, void* out, datatype t,
                           const op& o, const algo& a) const {
   prepared pr;
-  pr.c.args.coll = c;
-  pr.c.args.p = size_;
-  pr.c.args.root = root;
-  pr.c.args.count = count;
-  pr.c.args.commutative = o.commutative;
-  pr.c.args.params = a.params;
-  pr.c.args.elem_size = t.size;
-  pr.c.type = t;
-  pr.c.reduction = o;
-  pr.c.choice = a;
+  pr.c = make_call(c, size_, count, root, t, o, a);
   pr.in = in;
   pr.out = out;
   if (is_rooted(c) && (root < 0 || root >= size_))

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "ranklab/detail/transfer.hpp"
+#include "detail/transfer.hpp"
 #include "ranklab/executor.hpp"
 
 namespace ranklab {

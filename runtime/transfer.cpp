@@ -1,4 +1,4 @@
-#include "ranklab/detail/transfer.hpp"
+#include "detail/transfer.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "collective_checks.hpp"
-#include "ranklab/detail/generalized_allreduce_util.hpp"
+#include "patterns/generalized_allreduce_util.hpp"
 
 using namespace ranklab;
 using namespace ranklab::testing;

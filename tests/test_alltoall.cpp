@@ -5,8 +5,9 @@
 #include <random>
 
 #include "collective_checks.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/region_list_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/mesh.hpp"
+#include "patterns/region_list.hpp"
 
 using namespace ranklab;
 using namespace ranklab::testing;

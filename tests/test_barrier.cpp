@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "collective_checks.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 
 using namespace ranklab;
 using namespace ranklab::testing;

@@ -31,7 +31,7 @@
 
 #include "collective_checks.hpp"
 #include "ranklab/circulant.hpp"
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "collective_checks.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "circulant/circulant_collectives.hpp"
 #include "ranklab/selection.hpp"
 
 using namespace ranklab;

@@ -3,7 +3,7 @@
 // executor; thread executor for a set of small p), large p, sum on int32 and float64 and the
 // non-commutative 2x2 matrix product, round counts, and in-place calls.
 #include "collective_checks.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 
 using namespace ranklab;
 using namespace ranklab::testing;

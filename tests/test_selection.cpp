@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "collective_checks.hpp"
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 #include "ranklab/ranklab.hpp"
 #include "ranklab/selection.hpp"
 

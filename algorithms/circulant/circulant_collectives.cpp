@@ -1,12 +1,12 @@
 // Emitting circulant rounds for one or all roots, forwards or backwards (algorithms.md
 // 1.5, 1.7, 1.8, 1.9).
-#include "ranklab/detail/circulant_collectives.hpp"
+#include "circulant/circulant_collectives.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 
 namespace ranklab::detail {
 

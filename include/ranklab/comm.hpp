@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ranklab/call.hpp"
 #include "ranklab/collective.hpp"
 #include "ranklab/datatype.hpp"
 #include "ranklab/errors.hpp"
@@ -24,23 +25,9 @@ struct comm_state;
 }  // namespace detail
 struct algorithm;
 
-// The algorithm for one call: a registered name or "auto", and its parameters.
-struct algo {
-  std::string_view name = "auto";
-  algo_params params{};
-};
-
 template <class R>
 concept buffer_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
                        std::is_trivially_copyable_v<std::ranges::range_value_t<R>>;
-
-// Everything a collective call needs besides its data.
-struct call {
-  coll_args args;
-  datatype type;
-  op reduction = ops::sum;
-  algo choice;
-};
 
 class comm {
  public:

@@ -1,5 +1,6 @@
 // The whole public interface of ranklab.
 #pragma once
+#include "ranklab/call.hpp"
 #include "ranklab/collective.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/datatype.hpp"

@@ -2,6 +2,8 @@
 // preconditions and cost, so tests, benchmarks and tools can loop over all of them and the
 // choice of algorithm is data that can be printed and overridden.
 #pragma once
+#include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,8 +21,28 @@ struct cost_model {
   double gamma = 0.5e-10;  // seconds per byte reduced
 };
 
+// A set of collectives, for algorithms that serve several (one file, both layouts: a
+// builder that reads its block layout from coll_args serves allgather and allgatherv alike).
+class collective_set {
+ public:
+  constexpr collective_set() = default;
+  constexpr collective_set(std::initializer_list<collective> cs) {
+    for (collective c : cs) bits_ |= bit(c);
+  }
+  constexpr bool contains(collective c) const { return (bits_ & bit(c)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+
+ private:
+  static constexpr std::uint32_t bit(collective c) { return std::uint32_t{1} << static_cast<unsigned>(c); }
+  std::uint32_t bits_ = 0;
+};
+
 struct algorithm {
   std::string_view name;
+  // The collectives this algorithm implements, as its file declares them.
+  collective_set serves;
+  // The collective of one registry entry: registry::add makes one entry per collective in
+  // `serves` and sets this. An algorithm declared with `coll` alone serves just that one.
   collective coll = collective::barrier;
   std::string_view summary;         // source, rounds, cost in one line
   bool needs_commutative = false;   // the operator must be commutative
@@ -34,7 +56,8 @@ struct algorithm {
 
 class registry {
  public:
-  static bool add(const algorithm& a);  // returns true, for static registration
+  // One entry per collective `a` serves; returns true, for static registration.
+  static bool add(const algorithm& a);
   static std::vector<const algorithm*> all();  // sorted by collective, then name
   static std::vector<const algorithm*> for_collective(collective c);
   static const algorithm* find(collective c, std::string_view name);

@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ranklab/detail/transfer.hpp"
+#include "detail/transfer.hpp"
 
 namespace ranklab {
 struct algorithm;

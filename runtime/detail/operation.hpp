@@ -9,7 +9,7 @@
 #include "detail/aligned_buffer.hpp"
 #include "detail/mailbox.hpp"
 #include "ranklab/datatype.hpp"
-#include "ranklab/detail/transfer.hpp"
+#include "detail/transfer.hpp"
 #include "ranklab/schedule.hpp"
 
 namespace ranklab::detail {

@@ -1,7 +1,7 @@
 // Building blocks of the reduce-scatter family and of the algorithms composed from it
 // (reduce = reduce-scatter + gather, allreduce = reduce-scatter + allgather, seed 001's
 // "improved" versions):
-//   - message_regions: one message out of many buffer pieces;
+//   - region_list (patterns/region_list.hpp): one message out of many buffer pieces;
 //   - block_store: where each block of the reduced vector currently lives (still the raw
 //     contribution in the caller's send buffer, or a partial result in its accumulator),
 //     and one-round exchanges on lists of blocks that keep that bookkeeping right;
@@ -23,7 +23,8 @@
 #include <vector>
 
 #include "ranklab/collective.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/region_list.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/schedule.hpp"
 
@@ -31,36 +32,7 @@ namespace ranklab::detail::rs {
 
 // ---- messages out of many pieces ----------------------------------------------------------
 
-// Regions of one message: adjacent pieces of one buffer merge, empty ones are dropped.
-class message_regions {
- public:
-  void add(const region& r) {
-    if (r.count == 0) return;
-    if (!items_.empty()) {
-      region& last = items_.back();
-      if (last.buffer == r.buffer && last.offset + last.count == r.offset) {
-        last.count += r.count;
-        return;
-      }
-    }
-    items_.push_back(r);
-  }
-  const std::vector<region>& items() const { return items_; }
 
- private:
-  std::vector<region> items_;
-};
-
-// A message of the current round; an empty list still posts a zero-element message so
-// that round pairing never depends on the counts.
-inline void send_regions(schedule& s, int to, const message_regions& m) {
-  if (m.items().empty()) s.send(to, region{out_buffer, 0, 0});
-  for (const region& r : m.items()) s.send(to, r);
-}
-inline void recv_regions(schedule& s, int from, const message_regions& m, combine how) {
-  if (m.items().empty()) s.recv(from, region{out_buffer, 0, 0}, how);
-  for (const region& r : m.items()) s.recv(from, r, how);
-}
 
 // ---- blocks of the reduced vector ---------------------------------------------------------
 
@@ -159,7 +131,7 @@ class block_store {
   // One round. Sent blocks and received blocks must be disjoint.
   void round(const exchange& e) {
     s_.next_round();
-    message_regions out, in;
+    region_list out, in;
     for (int b : e.send_blocks) out.add(source(b));
     for (int b : e.recv_blocks) in.add(target(b));
     if (e.recv_from != no_rank && e.combines) {
@@ -185,16 +157,16 @@ class block_store {
           s_.copy(mine, dst);  // a pre-step: before the messages
         accumulated_[static_cast<std::size_t>(b)] = true;
       }
-      if (e.send_to != no_rank) send_regions(s_, e.send_to, out);
+      if (e.send_to != no_rank) send_list(s_, e.send_to, out);
       const combine how = reduce_after ? combine::copy
                                        : (e.incoming_lower ? combine::reduce_in_left : combine::reduce_in_right);
-      recv_regions(s_, e.recv_from, in, how);
+      recv_list(s_, e.recv_from, in, how);
       for (const local_step& st : post) s_.reduce(st.src, st.dst, st.how);
       return;
     }
-    if (e.send_to != no_rank) send_regions(s_, e.send_to, out);
+    if (e.send_to != no_rank) send_list(s_, e.send_to, out);
     if (e.recv_from != no_rank) {
-      recv_regions(s_, e.recv_from, in, combine::copy);
+      recv_list(s_, e.recv_from, in, combine::copy);
       for (int b : e.recv_blocks) accumulated_[static_cast<std::size_t>(b)] = true;
     }
   }

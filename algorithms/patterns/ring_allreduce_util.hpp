@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "ranklab/detail/reduce_scatter_util.hpp"
+#include "patterns/reduce_scatter_util.hpp"
 
 namespace ranklab::detail::rs {
 

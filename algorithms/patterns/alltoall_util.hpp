@@ -16,8 +16,9 @@
 #include <vector>
 
 #include "ranklab/collective.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
-#include "ranklab/detail/region_list_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/mesh.hpp"
+#include "patterns/region_list.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/schedule.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ranklab/collective.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/schedule.hpp"
 

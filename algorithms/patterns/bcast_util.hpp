@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "ranklab/collective.hpp"
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
+#include "patterns/region_list.hpp"
 #include "ranklab/schedule.hpp"
 
 namespace ranklab::detail {
@@ -48,39 +49,13 @@ struct chunking {
   }
 };
 
-// ---- region lists ----------------------------------------------------------------------------
-// Collects the pieces of one message, dropping empty ones and merging adjacent ones.
-class region_list {
- public:
-  void add(region r) {
-    if (r.count == 0) return;
-    if (!list_.empty() && list_.back().buffer == r.buffer && list_.back().offset + list_.back().count == r.offset)
-      list_.back().count += r.count;
-    else
-      list_.push_back(r);
-  }
-  // Chunks [first, first + n) modulo p of a chunked out buffer (at most two pieces).
-  void add_chunks(const chunking& ch, std::int64_t first, std::int64_t n) {
-    first = mod(first, ch.p);
-    const std::int64_t head = std::min<std::int64_t>(n, ch.p - first);
-    add(ch.range(first, head));
-    if (n > head) add(ch.range(0, n - head));
-  }
-  const std::vector<region>& regions() const { return list_; }
-
-  // Adds the message to the current round; an empty list becomes a zero-element message.
-  void send(schedule& s, int to) const {
-    if (list_.empty()) s.send(to, region{out_buffer, 0, 0});
-    for (const region& r : list_) s.send(to, r);
-  }
-  void recv(schedule& s, int from) const {
-    if (list_.empty()) s.recv(from, region{out_buffer, 0, 0});
-    for (const region& r : list_) s.recv(from, r);
-  }
-
- private:
-  std::vector<region> list_;
-};
+// Chunks [first, first + n) modulo p of a chunked out buffer (at most two pieces).
+inline void add_chunks(region_list& l, const chunking& ch, std::int64_t first, std::int64_t n) {
+  first = mod(first, ch.p);
+  const std::int64_t head = std::min<std::int64_t>(n, ch.p - first);
+  l.add(ch.range(first, head));
+  if (n > head) l.add(ch.range(0, n - head));
+}
 
 inline region_list single(region r) {
   region_list l;
@@ -173,8 +148,8 @@ inline schedule linear_scatter(const coll_args& a, int rank) {
   if (v == 0) s.copy(b.in_root(0), region{out_buffer, 0, b.count(0)});
   for (int w = 1; w < a.p; ++w) {
     s.next_round();
-    if (v == 0) single(b.in_root(w)).send(s, b.abs(w));
-    else if (v == w) single(region{out_buffer, 0, b.count(v)}).recv(s, a.root);
+    if (v == 0) send_list(s, b.abs(w), single(b.in_root(w)));
+    else if (v == w) recv_list(s, a.root, single(region{out_buffer, 0, b.count(v)}));
   }
   s.trim();
   return s;
@@ -189,8 +164,8 @@ inline schedule linear_gather(const coll_args& a, int rank) {
   if (v == 0) s.copy(region{in_buffer, 0, b.count(0)}, b.out_root(0));
   for (int w = 1; w < a.p; ++w) {
     s.next_round();
-    if (v == 0) single(b.out_root(w)).recv(s, b.abs(w));
-    else if (v == w) single(region{in_buffer, 0, b.count(v)}).send(s, a.root);
+    if (v == 0) recv_list(s, b.abs(w), single(b.out_root(w)));
+    else if (v == w) send_list(s, a.root, single(region{in_buffer, 0, b.count(v)}));
   }
   s.trim();
   return s;
@@ -220,12 +195,12 @@ inline schedule binomial_scatter(const coll_args& a, int rank) {
         for (std::int64_t w = child; w < child + m; ++w) msg.add(b.in_root(w));
       else
         msg.add(stage.blocks(child, m));
-      msg.send(s, b.abs(child));
+      send_list(s, b.abs(child), msg);
     } else if (v % (2 * mask) == mask) {
       region_list msg;
       msg.add(region{out_buffer, 0, b.count(v)});
       msg.add(stage.all());
-      msg.recv(s, b.abs(v - mask));
+      recv_list(s, b.abs(v - mask), msg);
     }
   }
   return s;
@@ -251,7 +226,7 @@ inline schedule binomial_gather(const coll_args& a, int rank) {
       region_list msg;
       msg.add(region{in_buffer, 0, b.count(v)});
       msg.add(stage.all());
-      msg.send(s, b.abs(v - mask));
+      send_list(s, b.abs(v - mask), msg);
     } else if (v % (2 * mask) == 0 && v + mask < p) {
       const std::int64_t child = v + mask;
       const int m = scatter_subtree_size(static_cast<int>(child), p);
@@ -260,7 +235,7 @@ inline schedule binomial_gather(const coll_args& a, int rank) {
         for (std::int64_t w = child; w < child + m; ++w) msg.add(b.out_root(w));
       else
         msg.add(stage.blocks(child, m));
-      msg.recv(s, b.abs(child));
+      recv_list(s, b.abs(child), msg);
     }
   }
   return s;

@@ -21,7 +21,7 @@
 #include <limits>
 #include <vector>
 
-#include "ranklab/detail/algorithm_util.hpp"
+#include "patterns/rank_arithmetic.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab::detail::generalized {
