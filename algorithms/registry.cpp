@@ -75,8 +75,8 @@ void check_preconditions(const algorithm& a, const coll_args& args) {
                               ? "needs a commutative operator"
                               : fmt::format("needs p to be a power of two (p = {})", args.p);
   throw usage_error(no_rank, std::string(name(a.coll)),
-                    fmt::format("algorithm '{}' {}; algorithms that accept this call: {}", a.name,
-                                why, alternatives.empty() ? "none" : alternatives));
+                    fmt::format("algorithm '{}' {}; algorithms that accept this call: {}", a.name, why,
+                                alternatives.empty() ? "none" : alternatives));
 }
 
 namespace {
@@ -95,8 +95,8 @@ const algorithm& require(collective c, std::string_view n, const char* origin) {
 }
 }  // namespace
 
-const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size,
-                                  std::string_view requested, std::string* reason) {
+const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size, std::string_view requested,
+                                  std::string* reason) {
   const algorithm* chosen = nullptr;
   std::string why;
   if (requested != "auto" && !requested.empty()) {
@@ -108,12 +108,11 @@ const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size,
   } else {
     chosen = detail::select_from_table(args, elem_size, why);
   }
-  if (chosen == nullptr)
-    throw usage_error(no_rank, std::string(name(args.coll)), "no algorithm registered");
+  if (chosen == nullptr) throw usage_error(no_rank, std::string(name(args.coll)), "no algorithm registered");
   check_preconditions(*chosen, args);
   if (std::getenv("RANKLAB_LOG_SELECTION"))
-    std::fprintf(stderr, "ranklab: %s -> %s (%s)\n", describe(args).c_str(),
-                 std::string(chosen->name).c_str(), why.c_str());
+    std::fprintf(stderr, "ranklab: %s -> %s (%s)\n", describe(args).c_str(), std::string(chosen->name).c_str(),
+                 why.c_str());
   if (reason) *reason = std::move(why);
   return *chosen;
 }

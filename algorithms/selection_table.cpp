@@ -371,7 +371,8 @@ std::string to_json(const selection_table& t) {
   }
   out += t.bands.empty() ? "]},\n" : "\n  ]},\n";
   out += "  \"rules\": [";
-  for (std::size_t i = 0; i < t.rules.size(); ++i) out += (i == 0 ? "\n    " : ",\n    ") + rule_json(t.rules[i]).dump();
+  for (std::size_t i = 0; i < t.rules.size(); ++i)
+    out += (i == 0 ? "\n    " : ",\n    ") + rule_json(t.rules[i]).dump();
   out += t.rules.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;
 }
@@ -435,10 +436,14 @@ std::shared_ptr<const selection_table> current_selection() {
 std::string describe_rule(const selection_table& t, std::size_t index) {
   const selection_rule& r = t.rules.at(index);
   std::string p;
-  if (r.p_min <= 1 && r.p_max == unbounded_p) p = "any p";
-  else if (r.p_max == unbounded_p) p = fmt::format("p >= {}", r.p_min);
-  else if (r.p_min == r.p_max) p = fmt::format("p {}", r.p_min);
-  else p = fmt::format("p {}..{}", r.p_min, r.p_max);
+  if (r.p_min <= 1 && r.p_max == unbounded_p)
+    p = "any p";
+  else if (r.p_max == unbounded_p)
+    p = fmt::format("p >= {}", r.p_min);
+  else if (r.p_min == r.p_max)
+    p = fmt::format("p {}", r.p_min);
+  else
+    p = fmt::format("p {}..{}", r.p_min, r.p_max);
   const std::string size = r.max_bytes == unbounded_bytes ? "any size" : fmt::format("<= {} B", r.max_bytes);
   return fmt::format("rule {} ({}, {})", index + 1, p, size);
 }
@@ -450,7 +455,9 @@ table_choice choose_from(const selection_table& t, const coll_args& args, std::s
     const selection_rule& r = t.rules[i];
     if (!r.matches(args.coll, args.p, bytes)) continue;
     const algorithm* a = registry::find(r.coll, r.algorithm);
-    const std::string skip = a == nullptr ? "is not registered" : meets_preconditions(*a, args) ? "" : precondition_failure(*a, args);
+    const std::string skip = a == nullptr                    ? "is not registered"
+                             : meets_preconditions(*a, args) ? ""
+                                                             : precondition_failure(*a, args);
     if (!skip.empty()) {
       passed += fmt::format("{}rule {}: {} {}", passed.empty() ? "" : "; ", i + 1, r.algorithm, skip);
       continue;

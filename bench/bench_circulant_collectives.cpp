@@ -9,7 +9,7 @@
 //               the figures compare with MPI_Allgatherv): the total is always p*bytes;
 //               regular: bytes each; irregular: rank i has (i+1)*base, base = 2*bytes/(p+1),
 //               the rest to rank p-1; degenerate: rank 0 has p*bytes, the others nothing.
-// Timing as the MPI peers (bench/peers/peer_common.h): the iteration count is doubled until
+// Timing as the MPI peers (tools/bench/timing.hpp): the iteration count is doubled until
 // one batch takes >= 20 ms (warm-up), then `batches` batches of back-to-back calls with a
 // barrier only between batches, each batch at least 20 ms and together about --time
 // seconds; a batch's figure is the max over ranks of the per-call mean; the median over
@@ -36,12 +36,23 @@
 #include <string>
 #include <vector>
 
+#include "arguments.hpp"
+#include "bench/timing.hpp"
+#include "cli/option_parse.hpp"
 #include "ranklab/ranklab.hpp"
 
 namespace {
 
 using namespace ranklab;
-using clock_type = std::chrono::steady_clock;
+using namespace ranklab::tools::bench;
+using ranklab::tools::parse_size;
+using ranklab::tools::size_label;
+
+// The options as the usage line shows them.
+constexpr std::string_view synopsis =
+    "[--coll bcast,allreduce,allgatherv] [--p 2,3,4,8,16] [--sizes 8,1Ki,64Ki,1Mi,16Mi]\n"
+    "          [--modes regular,irregular,degenerate] [--algos a,b] [--time SEC] [--batches N]\n"
+    "          [--quick] [--no-table] [--no-check] [--max-memory BYTES] [--blocks N]";
 
 struct options {
   std::vector<std::string> colls = {"bcast", "allreduce", "allgatherv"};
@@ -54,45 +65,8 @@ struct options {
   bool table = true;
   bool check = true;
   std::size_t max_memory = std::size_t{2} << 30;  // buffers of all ranks together
-  int blocks = 0;  // circulant's n (algo_params::blocks); 0: the cost model chooses
+  int blocks = 0;                                 // circulant's n (algo_params::blocks); 0: the cost model chooses
 };
-
-// ---- parsing ------------------------------------------------------------------------------
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    std::size_t end = s.find(',', at);
-    if (end == std::string::npos) end = s.size();
-    if (end > at) out.push_back(s.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
-
-std::size_t parse_size(std::string item) {
-  std::size_t mult = 1;
-  if (item.ends_with("B") || item.ends_with("b")) item.pop_back();
-  if (item.ends_with("i")) item.pop_back();
-  if (!item.empty()) {
-    switch (item.back()) {
-      case 'k': case 'K': mult = std::size_t{1} << 10; item.pop_back(); break;
-      case 'm': case 'M': mult = std::size_t{1} << 20; item.pop_back(); break;
-      case 'g': case 'G': mult = std::size_t{1} << 30; item.pop_back(); break;
-      default: break;
-    }
-  }
-  std::size_t used = 0;
-  const unsigned long long v = std::stoull(item, &used);
-  if (used != item.size()) throw std::invalid_argument("bad size " + item);
-  return static_cast<std::size_t>(v) * mult;
-}
-
-std::string size_label(std::size_t b) {
-  if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{}Mi", b >> 20);
-  if (b >= (1u << 10) && b % (1u << 10) == 0) return fmt::format("{}Ki", b >> 10);
-  return fmt::format("{}", b);
-}
 
 // ---- one configuration --------------------------------------------------------------------
 struct config {
@@ -121,38 +95,27 @@ std::vector<std::uint64_t> gv_counts(const std::string& mode, int p, std::size_t
   return counts;
 }
 
-call make_call(const config& cf, std::string_view algo, int blocks = 0) {
-  call c;
-  c.args.coll = cf.coll;
-  c.args.p = cf.p;
-  c.args.root = 0;
-  c.choice.name = algo;
-  if (cf.coll == collective::allreduce) {
-    c.type = datatype_of<std::int32_t>();
-    c.args.count = cf.bytes / sizeof(std::int32_t);
-  } else {
-    c.type = datatype_of<std::uint8_t>();
-    c.args.count = cf.bytes;
-    if (cf.coll == collective::allgatherv) {
-      c.args.counts = gv_counts(cf.mode, cf.p, cf.bytes);
-      c.args.count = 0;
-    }
-  }
-  if (algo == "circulant") c.args.params.blocks = blocks;
-  c.choice.params = c.args.params;
-  c.args.elem_size = c.type.size;
-  c.args.commutative = true;
-  c.reduction = ops::sum;
-  return c;
+call call_for(const config& cf, std::string_view algo_name, int blocks = 0) {
+  algo choice{algo_name};
+  if (algo_name == "circulant") choice.params.blocks = blocks;
+  if (cf.coll == collective::allreduce)
+    return make_call(cf.coll, cf.p, cf.bytes / sizeof(std::int32_t), 0, datatype_of<std::int32_t>(), ops::sum, choice);
+  if (cf.coll == collective::allgatherv)
+    return make_vcall(cf.coll, cf.p, gv_counts(cf.mode, cf.p, cf.bytes), {}, 0, datatype_of<std::uint8_t>(), ops::sum,
+                      choice);
+  return make_call(cf.coll, cf.p, cf.bytes, 0, datatype_of<std::uint8_t>(), ops::sum, choice);
 }
 
 // Bytes of all ranks' buffers together.
 std::size_t memory_of(const config& cf) {
   const auto p = static_cast<std::size_t>(cf.p);
   switch (cf.coll) {
-    case collective::bcast: return p * cf.bytes;
-    case collective::allreduce: return 2 * p * cf.bytes;
-    default: return p * p * cf.bytes + p * cf.bytes;  // every out holds p*bytes; the ins p*bytes
+    case collective::bcast:
+      return p * cf.bytes;
+    case collective::allreduce:
+      return 2 * p * cf.bytes;
+    default:
+      return p * p * cf.bytes + p * cf.bytes;  // every out holds p*bytes; the ins p*bytes
   }
 }
 
@@ -213,18 +176,12 @@ struct rank_data {
   }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Seconds per call of `iterations` back-to-back calls, max over ranks (the same on all).
-double time_batch(comm& cm, const call& c, rank_data& d, long iterations) {
+double time_batch(comm& cm, const call& c, rank_data& d, std::int64_t iterations) {
   cm.barrier();
   const auto t0 = clock_type::now();
-  for (long i = 0; i < iterations; ++i) cm.run_collective(c, d.in_ptr(), d.out_ptr());
-  double s = std::chrono::duration<double>(clock_type::now() - t0).count() / static_cast<double>(iterations);
+  for (std::int64_t i = 0; i < iterations; ++i) cm.run_collective(c, d.in_ptr(), d.out_ptr());
+  double s = seconds_since(t0) / static_cast<double>(iterations);
   cm.allreduce(std::span(&s, 1), ops::max);
   return s;
 }
@@ -235,7 +192,8 @@ struct outcome {
 };
 
 outcome measure(const config& cf, std::string_view algo, const options& o) {
-  const call c = make_call(cf, algo, o.blocks);
+  const call c = call_for(cf, algo, o.blocks);
+  const timing_options timing{o.seconds, o.batches, 0.02, std::int64_t{1} << 24, true};
   std::vector<double> result(static_cast<std::size_t>(cf.p), 0.0);
   std::atomic<std::size_t> wrong{0};
   team_options topt = team_options::from_environment();
@@ -252,19 +210,10 @@ outcome measure(const config& cf, std::string_view algo, const options& o) {
             cm.run_collective(c, d.in_ptr(), d.out_ptr());
             wrong += d.wrong(c);
           }
-          // Calibrate: double until one batch takes >= 20 ms (also the warm-up).
-          long iterations = 1;
-          double per_call = 0;
-          for (;;) {
-            per_call = time_batch(cm, c, d, iterations);
-            if (per_call * static_cast<double>(iterations) >= 0.02 || iterations >= (1L << 24)) break;
-            iterations *= 2;
-          }
-          const double want = o.seconds / o.batches / std::max(per_call, 1e-9);
-          iterations = std::max(iterations, static_cast<long>(std::min(want, 1e8)));
-          std::vector<double> t;
-          for (int b = 0; b < o.batches; ++b) t.push_back(time_batch(cm, c, d, iterations));
-          result[static_cast<std::size_t>(cm.rank())] = median(t);
+          // The calibration is also the warm-up.
+          const measurement m =
+              measure_batches([&](std::int64_t iterations) { return time_batch(cm, c, d, iterations); }, timing);
+          result[static_cast<std::size_t>(cm.rank())] = median(m.batch_seconds);
         },
         topt);
   } catch (const std::exception& e) {
@@ -292,7 +241,7 @@ std::vector<std::string> algorithms_for(const config& cf, const options& o) {
   }
   // circulant first: the ratios refer to it.
   std::stable_partition(wanted.begin(), wanted.end(), [](const std::string& s) { return s == "circulant"; });
-  const call c = make_call(cf, "circulant");
+  const call c = call_for(cf, "circulant");
   std::vector<std::string> out;
   for (const std::string& w : wanted) {
     const algorithm* a = registry::find(cf.coll, w);
@@ -346,55 +295,51 @@ void print_tables(const std::map<row_key, std::map<std::string, outcome>>& rows,
   }
 }
 
-int usage(const char* prog) {
-  fmt::print(stderr,
-             "usage: {} [--coll bcast,allreduce,allgatherv] [--p 2,3,4,8,16] [--sizes 8,1Ki,64Ki,1Mi,16Mi]\n"
-             "          [--modes regular,irregular,degenerate] [--algos a,b] [--time SEC] [--batches N]\n"
-             "          [--quick] [--no-table] [--no-check] [--max-memory BYTES] [--blocks N]\n",
-             prog);
-  return 2;
+// The current argument into `o`; false if it is not an option of this program.
+bool read_option(arguments& args, options& o) {
+  if (args.option({"--coll", "--colls"}))
+    o.colls = args.list();
+  else if (args.option({"--p"}))
+    o.ps = args.ints();
+  else if (args.option({"--sizes"}))
+    o.sizes = args.sizes();
+  else if (args.option({"--modes", "--mode"})) {
+    o.modes = args.list();
+    if (o.modes == std::vector<std::string>{"all"}) o.modes = {"regular", "irregular", "degenerate"};
+  } else if (args.option({"--algos"}))
+    o.algos = args.list();
+  else if (args.option({"--time"}))
+    o.seconds = std::stod(args.value());
+  else if (args.option({"--batches"}))
+    o.batches = std::max(1, std::stoi(args.value()));
+  else if (args.option({"--max-memory"}))
+    o.max_memory = parse_size(args.value());
+  else if (args.option({"--blocks"}))
+    o.blocks = std::stoi(args.value());
+  else if (args.is({"--quick"})) {
+    o.ps = {2, 4, 8};
+    o.sizes = {8, 64 << 10, 1 << 20};
+    o.seconds = 0.1;
+    o.batches = 5;
+  } else if (args.is({"--no-table"}))
+    o.table = false;
+  else if (args.is({"--no-check"}))
+    o.check = false;
+  else
+    return false;
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const bool has = i + 1 < argc;
-      if ((a == "--coll" || a == "--colls") && has) o.colls = split(argv[++i]);
-      else if (a == "--p" && has) {
-        o.ps.clear();
-        for (const auto& s : split(argv[++i])) o.ps.push_back(std::stoi(s));
-      } else if (a == "--sizes" && has) {
-        o.sizes.clear();
-        for (const auto& s : split(argv[++i])) o.sizes.push_back(parse_size(s));
-      } else if ((a == "--modes" || a == "--mode") && has) {
-        o.modes = split(argv[++i]);
-        if (o.modes == std::vector<std::string>{"all"}) o.modes = {"regular", "irregular", "degenerate"};
-      } else if (a == "--algos" && has) o.algos = split(argv[++i]);
-      else if (a == "--time" && has) o.seconds = std::stod(argv[++i]);
-      else if (a == "--batches" && has) o.batches = std::max(1, std::stoi(argv[++i]));
-      else if (a == "--max-memory" && has) o.max_memory = parse_size(argv[++i]);
-      else if (a == "--blocks" && has) o.blocks = std::stoi(argv[++i]);
-      else if (a == "--quick") {
-        o.ps = {2, 4, 8};
-        o.sizes = {8, 64 << 10, 1 << 20};
-        o.seconds = 0.1;
-        o.batches = 5;
-      } else if (a == "--no-table") o.table = false;
-      else if (a == "--no-check") o.check = false;
-      else return usage(argv[0]);
-    }
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return usage(argv[0]);
-  }
+  arguments args(argc, argv, synopsis);
+  if (!args.parse([&] { return read_option(args, o); })) return args.usage();
 
   std::map<row_key, std::map<std::string, outcome>> rows;
   std::map<std::string, std::vector<std::string>> algos_of;  // "coll mode" -> columns
-  std::vector<std::pair<std::string, std::string>> groups;    // (coll, mode) in measured order
+  std::vector<std::pair<std::string, std::string>> groups;   // (coll, mode) in measured order
   int failures = 0;
   fmt::print("impl,coll,algo,mode,p,bytes,usec\n");
   std::fflush(stdout);

@@ -1,8 +1,10 @@
-// Cost of computing the circulant broadcast schedules (J. L. Träff, seed 000, Table 4):
-// nanoseconds per rank for receive + send schedule, O(log p) algorithms against the
-// O(log^2 p) reference (send[k] = receive schedule of rank r + skip[k], entry k), averaged
-// over ranks and over the p of a range as in the paper (per p: time / ranks, then the mean
-// over p). Large ranges are sampled: evenly spaced p, evenly spaced ranks per p.
+// Cost of computing the circulant broadcast schedules (J. L. Träff, "Optimal Broadcast
+// Schedules in Logarithmic Time with Applications to Broadcast, All-Broadcast, Reduction
+// and All-Reduction", Table 4): nanoseconds per rank for receive + send schedule, O(log p)
+// algorithms against the O(log^2 p) reference (send[k] = receive schedule of rank r +
+// skip[k], entry k), averaged over ranks and over the p of a range as in the paper (per p:
+// time / ranks, then the mean over p). Large ranges are sampled: evenly spaced p, evenly
+// spaced ranks per p.
 //
 // usage: bench_circulant_schedule [--budget=RANKS_PER_RANGE] [--ps=P_PER_RANGE] [--reps=N]
 #include <fmt/format.h>
@@ -113,9 +115,12 @@ int main(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     std::int64_t v = 0;
-    if (read_flag(argv[i], "--budget", v) && v > 0) o.budget = v;
-    else if (read_flag(argv[i], "--ps", v) && v > 0) o.ps = static_cast<int>(v);
-    else if (read_flag(argv[i], "--reps", v) && v > 0) o.reps = static_cast<int>(v);
+    if (read_flag(argv[i], "--budget", v) && v > 0)
+      o.budget = v;
+    else if (read_flag(argv[i], "--ps", v) && v > 0)
+      o.ps = static_cast<int>(v);
+    else if (read_flag(argv[i], "--reps", v) && v > 0)
+      o.reps = static_cast<int>(v);
     else {
       fmt::print(stderr, "usage: {} [--budget=RANKS_PER_RANGE] [--ps=P_PER_RANGE] [--reps=N]\n", argv[0]);
       return 2;
@@ -130,10 +135,10 @@ int main(int argc, char** argv) {
       {"2^31 - 2000 .. 2^31 - 1", circ::max_p - 2 * k + 1, circ::max_p + 1},
   };
   fmt::print("circulant schedules: ns per rank for receive + send schedule (mean over ranks, then over p)\n");
-  fmt::print("sampling per range: {} values of p, {} ranks in all; fast algorithm best of {}\n\n", o.ps,
-             o.budget, o.reps);
-  fmt::print("{:<26} {:>6} {:>12} {:>16} {:>10} {:>12}\n", "p range", "q", "O(log p) ns",
-             "O(log^2 p) ns", "ratio", "viol/rank");
+  fmt::print("sampling per range: {} values of p, {} ranks in all; fast algorithm best of {}\n\n", o.ps, o.budget,
+             o.reps);
+  fmt::print("{:<26} {:>6} {:>12} {:>16} {:>10} {:>12}\n", "p range", "q", "O(log p) ns", "O(log^2 p) ns", "ratio",
+             "viol/rank");
   long sink = 0;
   for (const auto& rg : ranges) {
     const auto samples = make_samples(rg, o);

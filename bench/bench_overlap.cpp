@@ -1,4 +1,5 @@
-// Overlap of nonblocking collectives with computation (seed 004, issue 5):
+// Overlap of nonblocking collectives with computation, the measure of A. D. Anenkov,
+// "Implementation of J. Bruck's algorithm for the non-blocking Allgather operation in LibNBC":
 //
 //   overlap% = max(0, 100 - (t_total - t_comp) / t_pure * 100)
 //
@@ -47,11 +48,21 @@
 #include <string>
 #include <vector>
 
+#include "arguments.hpp"
+#include "bench/timing.hpp"
+#include "peers/overlap_compute.h"
 #include "ranklab/ranklab.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace ranklab::tools::bench;
+using ranklab::tools::size_label;
+
+// The options as the usage line shows them.
+constexpr std::string_view synopsis =
+    "[--colls allgather,allreduce] [--sizes 8,1Ki,64Ki,1Mi] [--procs 2,4,8]\n"
+    "          [--algos auto,circulant] [--modes test,thread,wait] [--tests N] [--time SEC]\n"
+    "          [--table] [--no-header]";
 
 struct options {
   std::vector<std::string> colls = {"allgather", "allreduce"};
@@ -79,47 +90,17 @@ double overlap_pct(double t_pure, double t_comp, double t_total) {
   return std::max(0.0, 100.0 - (t_total - t_comp) / t_pure * 100.0);
 }
 
-// ---- the computation --------------------------------------------------------------------
-// One unit: 16 steps of four independent multiply-add chains (about 30-60 ns). The chains
-// converge to 1, so the values stay finite however long it runs; the result goes to a
-// global so the loop cannot be removed.
-volatile double compute_sink = 0;
-
-[[gnu::noinline]] void compute(std::uint64_t units) {
-  double a0 = 0.5, a1 = 0.25, a2 = 0.125, a3 = 0.0625;
-  const double m = 0.999999, k = 0.000001;
-  for (std::uint64_t u = 0; u < units; ++u) {
-    for (int j = 0; j < 16; ++j) {
-      a0 = a0 * m + k;
-      a1 = a1 * m + k;
-      a2 = a2 * m + k;
-      a3 = a3 * m + k;
-    }
-  }
-  compute_sink = compute_sink + a0 + a1 + a2 + a3;
-}
-
 // Units per second of one thread running alone (the starting point of the calibration
 // under contention).
 double units_per_second() {
   std::uint64_t units = 1000;
   for (;;) {
     const auto t0 = clock_type::now();
-    compute(units);
-    const double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    overlap_compute(units);
+    const double s = seconds_since(t0);
     if (s >= 0.01) return static_cast<double>(units) / s;
     units *= 2;
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
 // ---- one rank's measurement of one (coll, size) ------------------------------------------
@@ -129,7 +110,7 @@ struct rank_bench {
   std::string coll;
   std::string algo_name;
   std::string mode;
-  double rate = 0;  // units per second (single thread)
+  double rate = 0;          // units per second (single thread)
   std::uint64_t units = 0;  // of computation per iteration, calibrated to t_pure
 
   std::vector<std::byte> gather_in, gather_out;
@@ -166,7 +147,7 @@ struct rank_bench {
   void compute_sliced(std::uint64_t units, ranklab::request* r) {
     const int k = slices();
     for (int s = 0; s < k; ++s) {
-      compute(units / static_cast<std::uint64_t>(k));
+      overlap_compute(units / static_cast<std::uint64_t>(k));
       if (r != nullptr && s + 1 < k) r->test();
     }
   }
@@ -177,14 +158,14 @@ struct rank_bench {
     bool ok = true;
     if (coll == "allgather") {
       for (int r = 0; r < p && ok; ++r)
-        ok = bytes == 0 || gather_out[static_cast<std::size_t>(r) * bytes + bytes - 1] ==
-                               std::byte{static_cast<unsigned char>(r)};
+        ok = bytes == 0 ||
+             gather_out[static_cast<std::size_t>(r) * bytes + bytes - 1] == std::byte{static_cast<unsigned char>(r)};
     } else {
       ok = reduce_out.back() == p * (p + 1) / 2.0;
     }
     if (!ok)
-      throw std::runtime_error(fmt::format("rank {}: wrong {} result (algorithm {}, {} bytes)", c.rank(), coll,
-                                           algo_name, bytes));
+      throw std::runtime_error(
+          fmt::format("rank {}: wrong {} result (algorithm {}, {} bytes)", c.rank(), coll, algo_name, bytes));
   }
 
   result run(std::size_t bytes) {
@@ -222,8 +203,7 @@ struct rank_bench {
 
     // Calibrate the busy loop to t_pure with every rank computing at once (at most 4x per
     // pass, so that one disturbed pass cannot throw it far off).
-    units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()),
-                                    static_cast<std::uint64_t>(target * rate));
+    units = std::max<std::uint64_t>(static_cast<std::uint64_t>(slices()), static_cast<std::uint64_t>(target * rate));
     for (int pass = 0; pass < 3; ++pass) {
       const double t = median(phase(short_n, comp));
       if (t <= 0) break;
@@ -266,86 +246,60 @@ struct rank_bench {
   }
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= s.size()) {
-    std::size_t end = s.find(',', at);
-    if (end == std::string::npos) end = s.size();
-    if (end > at) out.push_back(s.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
-
-std::size_t parse_size(std::string item) {
-  std::size_t mult = 1;
-  if (item.ends_with("Ki")) mult = 1024, item.resize(item.size() - 2);
-  else if (item.ends_with("Mi")) mult = 1 << 20, item.resize(item.size() - 2);
-  return std::stoull(item) * mult;
-}
-
-std::string size_label(std::size_t b) {
-  if (b >= (1u << 20) && b % (1u << 20) == 0) return fmt::format("{}Mi", b >> 20);
-  if (b >= 1024 && b % 1024 == 0) return fmt::format("{}Ki", b >> 10);
-  return std::to_string(b);
-}
-
 void print_csv(const result& r) {
-  fmt::print("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.1f}\n", r.impl, r.coll, r.mode, r.p, r.bytes,
-             r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6, overlap_pct(r.t_pure, r.t_comp, r.t_total));
+  fmt::print("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.1f}\n", r.impl, r.coll, r.mode, r.p, r.bytes, r.t_pure * 1e6,
+             r.t_comp * 1e6, r.t_total * 1e6, overlap_pct(r.t_pure, r.t_comp, r.t_total));
   std::fflush(stdout);
 }
 
 void print_table(const std::vector<result>& rows) {
-  fmt::print("\n{:<18} {:<10} {:<7} {:>3} {:>6} {:>11} {:>11} {:>11} {:>9}  {}\n", "impl", "coll", "mode", "p",
-             "bytes", "t_pure us", "t_comp us", "t_total us", "overlap%", "algorithm (iterations)");
+  fmt::print("\n{:<18} {:<10} {:<7} {:>3} {:>6} {:>11} {:>11} {:>11} {:>9}  {}\n", "impl", "coll", "mode", "p", "bytes",
+             "t_pure us", "t_comp us", "t_total us", "overlap%", "algorithm (iterations)");
   for (const result& r : rows)
-    fmt::print("{:<18} {:<10} {:<7} {:>3} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>9.1f}  {} ({})\n", r.impl,
-               r.coll, r.mode, r.p, size_label(r.bytes), r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6,
+    fmt::print("{:<18} {:<10} {:<7} {:>3} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>9.1f}  {} ({})\n", r.impl, r.coll,
+               r.mode, r.p, size_label(r.bytes), r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6,
                overlap_pct(r.t_pure, r.t_comp, r.t_total), r.chosen, r.iterations);
 }
 
-int usage(const char* prog) {
-  fmt::print(stderr,
-             "usage: {} [--colls allgather,allreduce] [--sizes 8,1Ki,64Ki,1Mi] [--procs 2,4,8]\n"
-             "          [--algos auto,circulant] [--modes test,thread,wait] [--tests N] [--time SEC]\n"
-             "          [--table] [--no-header]\n",
-             prog);
-  return 2;
+// The current argument into `o`; false if it is not an option of this program.
+bool read_option(arguments& args, options& o) {
+  if (args.option({"--colls"}))
+    o.colls = args.list();
+  else if (args.option({"--sizes"}))
+    o.sizes = args.sizes();
+  else if (args.option({"--procs"}))
+    o.procs = args.ints();
+  else if (args.option({"--algos"}))
+    o.algos = args.list();
+  else if (args.option({"--modes"}))
+    o.modes = args.list();
+  else if (args.option({"--tests"}))
+    o.tests = std::stoi(args.value());
+  else if (args.option({"--time"}))
+    o.loop_seconds = std::stod(args.value());
+  else if (args.is({"--table"}))
+    o.table = true;
+  else if (args.is({"--no-header"}))
+    o.header = false;
+  else
+    return false;
+  return true;
+}
+
+bool valid(const options& o) {
+  for (const auto& c : o.colls)
+    if (c != "allgather" && c != "allreduce") return false;
+  for (const auto& m : o.modes)
+    if (m != "test" && m != "thread" && m != "wait") return false;
+  return o.tests >= 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  arguments args(argc, argv, synopsis);
   options o;
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const bool has = i + 1 < argc;
-      if (a == "--colls" && has) o.colls = split(argv[++i]);
-      else if (a == "--sizes" && has) {
-        o.sizes.clear();
-        for (const auto& s : split(argv[++i])) o.sizes.push_back(parse_size(s));
-      } else if (a == "--procs" && has) {
-        o.procs.clear();
-        for (const auto& s : split(argv[++i])) o.procs.push_back(std::stoi(s));
-      } else if (a == "--algos" && has) o.algos = split(argv[++i]);
-      else if (a == "--modes" && has) o.modes = split(argv[++i]);
-      else if (a == "--tests" && has) o.tests = std::stoi(argv[++i]);
-      else if (a == "--time" && has) o.loop_seconds = std::stod(argv[++i]);
-      else if (a == "--table") o.table = true;
-      else if (a == "--no-header") o.header = false;
-      else return usage(argv[0]);
-    }
-  } catch (const std::exception&) {
-    return usage(argv[0]);
-  }
-  for (const auto& c : o.colls)
-    if (c != "allgather" && c != "allreduce") return usage(argv[0]);
-  for (const auto& m : o.modes)
-    if (m != "test" && m != "thread" && m != "wait") return usage(argv[0]);
-  if (o.tests < 0) return usage(argv[0]);
+  if (!args.parse([&] { return read_option(args, o); }) || !valid(o)) return args.usage();
 
   const double rate = units_per_second();
   if (o.header) fmt::print("impl,coll,mode,p,bytes,t_pure_us,t_comp_us,t_total_us,overlap_pct\n");

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "arguments.hpp"
+#include "bench/timing.hpp"
 #include "ranklab/ranklab.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace ranklab::tools::bench;
 
 struct options {
   std::vector<std::size_t> sizes = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20, 16 << 20};
@@ -26,36 +28,20 @@ struct options {
   bool table = false;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Runs `body(iterations)` on every rank in calibrated batches; returns the median over
-// batches of the slowest rank's seconds per iteration.
+// Runs `body(iterations)` on every rank in calibrated batches (the calibrated count, no
+// time target); returns the median over batches of the slowest rank's seconds per iteration.
 template <class Body>
-double measure(ranklab::comm& c, std::vector<double>& per_rank, int batches, Body&& body) {
-  long iterations = 1;
-  for (;;) {  // calibrate: grow until one batch takes >= 20 ms on rank 0's clock, agreed by all
+double measure(ranklab::comm& c, int batches, Body&& body) {
+  auto time_batch = [&](std::int64_t iterations) {
     c.barrier();
     const auto t0 = clock_type::now();
     body(iterations);
-    double s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    double s = seconds_since(t0) / static_cast<double>(iterations);
     c.allreduce(std::span(&s, 1), ranklab::ops::max);
-    if (s >= 0.02 || iterations >= (1L << 24)) break;
-    iterations *= 2;
-  }
-  std::vector<double> results;
-  for (int b = 0; b < batches; ++b) {
-    c.barrier();
-    const auto t0 = clock_type::now();
-    body(iterations);
-    double s = std::chrono::duration<double>(clock_type::now() - t0).count() / static_cast<double>(iterations);
-    c.allreduce(std::span(&s, 1), ranklab::ops::max);
-    results.push_back(s);
-  }
-  per_rank[static_cast<std::size_t>(c.rank())] = median(results);
-  return per_rank[static_cast<std::size_t>(c.rank())];
+    return s;
+  };
+  const timing_options o{0, batches, 0.02, std::int64_t{1} << 24, true};
+  return median(measure_batches(time_batch, o).batch_seconds);
 }
 
 double memcpy_seconds(std::size_t bytes) {
@@ -68,52 +54,40 @@ double memcpy_seconds(std::size_t bytes) {
       std::memcpy(b.data(), a.data(), bytes);
       asm volatile("" ::"r"(b.data()) : "memory");
     }
-    s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    s = seconds_since(t0);
     if (s >= 0.02) break;
     iterations *= 2;
   }
   return s / static_cast<double>(iterations);
 }
 
-std::vector<std::size_t> parse_sizes(const std::string& s) {
-  std::vector<std::size_t> out;
-  std::size_t at = 0;
-  while (at < s.size()) {
-    std::size_t end = s.find(',', at);
-    if (end == std::string::npos) end = s.size();
-    std::string item = s.substr(at, end - at);
-    std::size_t mult = 1;
-    if (item.ends_with("Ki")) mult = 1024, item.resize(item.size() - 2);
-    else if (item.ends_with("Mi")) mult = 1 << 20, item.resize(item.size() - 2);
-    out.push_back(std::stoull(item) * mult);
-    at = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--sizes" && i + 1 < argc) o.sizes = parse_sizes(argv[++i]);
-    else if (a == "--ring" && i + 1 < argc) o.ring = std::stoi(argv[++i]);
-    else if (a == "--batches" && i + 1 < argc) o.batches = std::stoi(argv[++i]);
-    else if (a == "--table") o.table = true;
-    else {
-      fmt::print(stderr, "usage: {} [--sizes 8,64,4Ki,1Mi] [--ring P] [--batches N] [--table]\n", argv[0]);
-      return 2;
-    }
-  }
+  arguments args(argc, argv, "[--sizes 8,64,4Ki,1Mi] [--ring P] [--batches N] [--table]");
+  const bool ok = args.parse([&] {
+    if (args.option({"--sizes"}))
+      o.sizes = args.sizes();
+    else if (args.option({"--ring"}))
+      o.ring = std::stoi(args.value());
+    else if (args.option({"--batches"}))
+      o.batches = std::stoi(args.value());
+    else if (args.is({"--table"}))
+      o.table = true;
+    else
+      return false;
+    return true;
+  });
+  if (!ok) return args.usage();
   fmt::print("impl,test,p,bytes,usec_per_round,bandwidth_MBps\n");
   if (o.ring > 0) {
     std::vector<double> per_rank(static_cast<std::size_t>(o.ring));
     ranklab::run(o.ring, [&](ranklab::comm& c) {
       const int r = c.rank(), p = c.size();
       std::uint64_t token = static_cast<std::uint64_t>(r), got = 0;
-      measure(c, per_rank, o.batches, [&](long iterations) {
-        for (long i = 0; i < iterations; ++i) {
+      per_rank[static_cast<std::size_t>(c.rank())] = measure(c, o.batches, [&](std::int64_t iterations) {
+        for (std::int64_t i = 0; i < iterations; ++i) {
           c.sendrecv((r + 1) % p, std::span(&token, 1), (r + p - 1) % p, std::span(&got, 1));
           token = got;
         }
@@ -136,8 +110,8 @@ int main(int argc, char** argv) {
       auto& s = c.rank() == 0 ? send : send1;
       auto& r = c.rank() == 0 ? recv : recv1;
       const int other = 1 - c.rank();
-      measure(c, per_rank, o.batches, [&](long iterations) {
-        for (long i = 0; i < iterations; ++i) c.sendrecv(other, s, other, r);
+      per_rank[static_cast<std::size_t>(c.rank())] = measure(c, o.batches, [&](std::int64_t iterations) {
+        for (std::int64_t i = 0; i < iterations; ++i) c.sendrecv(other, s, other, r);
       });
     });
     const double us = per_rank[0] * 1e6;

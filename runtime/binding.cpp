@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <vector>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "detail/team_state.hpp"
 

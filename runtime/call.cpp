@@ -1,3 +1,5 @@
+// Assembling a call (ranklab/call.hpp): the one place that fills in a call's arguments,
+// so that comm, the check harness, the benchmarks and the tuner build identical calls.
 #include "ranklab/call.hpp"
 
 namespace ranklab {

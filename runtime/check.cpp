@@ -17,16 +17,22 @@ using bytes = std::vector<std::byte>;
 // ---- reference operators, independent of the executors' kernels ----------------------------
 template <class T>
 T ref_combine(op_kind k, T a, T b) {  // a (+) b
-  using A = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
-                                       std::type_identity<T>>::type;
+  using A = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T>>::type;
   switch (k) {
-    case op_kind::sum: return T(A(a) + A(b));
-    case op_kind::prod: return T(A(A(a) * A(b)));
-    case op_kind::min: return a < b ? a : b;
-    case op_kind::max: return a < b ? b : a;
-    case op_kind::land: return T(a && b);
-    case op_kind::lor: return T(a || b);
-    default: break;
+    case op_kind::sum:
+      return T(A(a) + A(b));
+    case op_kind::prod:
+      return T(A(A(a) * A(b)));
+    case op_kind::min:
+      return a < b ? a : b;
+    case op_kind::max:
+      return a < b ? b : a;
+    case op_kind::land:
+      return T(a && b);
+    case op_kind::lor:
+      return T(a || b);
+    default:
+      break;
   }
   if constexpr (std::is_integral_v<T>) {
     if (k == op_kind::band) return T(a & b);
@@ -50,7 +56,7 @@ void ref_fold_typed(op_kind k, std::byte* acc, const std::byte* x, std::size_t n
 // acc = acc (+) x over n elements
 void fold(const call& c, std::byte* acc, const std::byte* x, std::size_t n) {
   const op& o = c.reduction;
-  if (n == 0) return;  // nothing to fold (and empty buffers may be null)
+  if (n == 0) return;             // nothing to fold (and empty buffers may be null)
   if (o.kind == op_kind::user) {  // the user's function is the definition: inout = in (+) inout
     bytes tmp(x, x + n * c.type.size);
     o.function(acc, tmp.data(), n, o.context);
@@ -58,17 +64,28 @@ void fold(const call& c, std::byte* acc, const std::byte* x, std::size_t n) {
     return;
   }
   switch (c.type.kind) {
-    case type_kind::int8: return ref_fold_typed<std::int8_t>(o.kind, acc, x, n);
-    case type_kind::uint8: return ref_fold_typed<std::uint8_t>(o.kind, acc, x, n);
-    case type_kind::int16: return ref_fold_typed<std::int16_t>(o.kind, acc, x, n);
-    case type_kind::uint16: return ref_fold_typed<std::uint16_t>(o.kind, acc, x, n);
-    case type_kind::int32: return ref_fold_typed<std::int32_t>(o.kind, acc, x, n);
-    case type_kind::uint32: return ref_fold_typed<std::uint32_t>(o.kind, acc, x, n);
-    case type_kind::int64: return ref_fold_typed<std::int64_t>(o.kind, acc, x, n);
-    case type_kind::uint64: return ref_fold_typed<std::uint64_t>(o.kind, acc, x, n);
-    case type_kind::float32: return ref_fold_typed<float>(o.kind, acc, x, n);
-    case type_kind::float64: return ref_fold_typed<double>(o.kind, acc, x, n);
-    case type_kind::bytes: break;
+    case type_kind::int8:
+      return ref_fold_typed<std::int8_t>(o.kind, acc, x, n);
+    case type_kind::uint8:
+      return ref_fold_typed<std::uint8_t>(o.kind, acc, x, n);
+    case type_kind::int16:
+      return ref_fold_typed<std::int16_t>(o.kind, acc, x, n);
+    case type_kind::uint16:
+      return ref_fold_typed<std::uint16_t>(o.kind, acc, x, n);
+    case type_kind::int32:
+      return ref_fold_typed<std::int32_t>(o.kind, acc, x, n);
+    case type_kind::uint32:
+      return ref_fold_typed<std::uint32_t>(o.kind, acc, x, n);
+    case type_kind::int64:
+      return ref_fold_typed<std::int64_t>(o.kind, acc, x, n);
+    case type_kind::uint64:
+      return ref_fold_typed<std::uint64_t>(o.kind, acc, x, n);
+    case type_kind::float32:
+      return ref_fold_typed<float>(o.kind, acc, x, n);
+    case type_kind::float64:
+      return ref_fold_typed<double>(o.kind, acc, x, n);
+    case type_kind::bytes:
+      break;
   }
   throw usage_error(no_rank, "reference", "builtin operator on raw bytes");
 }
@@ -79,16 +96,23 @@ T value_for(op_kind k, std::mt19937_64& rng) {
   const auto r = rng();
   switch (k) {
     case op_kind::land:
-    case op_kind::lor: return T(r % 4 != 0);
+    case op_kind::lor:
+      return T(r % 4 != 0);
     case op_kind::prod:
-      if constexpr (std::is_floating_point_v<T>) return (r & 1) ? T(1) : T(-1);
-      else return T(r % 5);  // wraps exactly
+      if constexpr (std::is_floating_point_v<T>)
+        return (r & 1) ? T(1) : T(-1);
+      else
+        return T(r % 5);  // wraps exactly
     case op_kind::sum:
-      if constexpr (std::is_floating_point_v<T>) return T(static_cast<int>(r % 17) - 8);  // exact sums
-      else return T(r);
+      if constexpr (std::is_floating_point_v<T>)
+        return T(static_cast<int>(r % 17) - 8);  // exact sums
+      else
+        return T(r);
     default:
-      if constexpr (std::is_floating_point_v<T>) return T(static_cast<int>(r % 2001) - 1000) / T(8);
-      else return T(r);
+      if constexpr (std::is_floating_point_v<T>)
+        return T(static_cast<int>(r % 2001) - 1000) / T(8);
+      else
+        return T(r);
   }
 }
 
@@ -103,16 +127,26 @@ void fill_typed(bytes& b, op_kind k, std::mt19937_64& rng) {
 void fill(bytes& b, const call& c, std::mt19937_64& rng) {
   const op_kind k = c.reduction.kind;
   switch (c.type.kind) {
-    case type_kind::int8: return fill_typed<std::int8_t>(b, k, rng);
-    case type_kind::uint8: return fill_typed<std::uint8_t>(b, k, rng);
-    case type_kind::int16: return fill_typed<std::int16_t>(b, k, rng);
-    case type_kind::uint16: return fill_typed<std::uint16_t>(b, k, rng);
-    case type_kind::int32: return fill_typed<std::int32_t>(b, k, rng);
-    case type_kind::uint32: return fill_typed<std::uint32_t>(b, k, rng);
-    case type_kind::int64: return fill_typed<std::int64_t>(b, k, rng);
-    case type_kind::uint64: return fill_typed<std::uint64_t>(b, k, rng);
-    case type_kind::float32: return fill_typed<float>(b, k, rng);
-    case type_kind::float64: return fill_typed<double>(b, k, rng);
+    case type_kind::int8:
+      return fill_typed<std::int8_t>(b, k, rng);
+    case type_kind::uint8:
+      return fill_typed<std::uint8_t>(b, k, rng);
+    case type_kind::int16:
+      return fill_typed<std::int16_t>(b, k, rng);
+    case type_kind::uint16:
+      return fill_typed<std::uint16_t>(b, k, rng);
+    case type_kind::int32:
+      return fill_typed<std::int32_t>(b, k, rng);
+    case type_kind::uint32:
+      return fill_typed<std::uint32_t>(b, k, rng);
+    case type_kind::int64:
+      return fill_typed<std::int64_t>(b, k, rng);
+    case type_kind::uint64:
+      return fill_typed<std::uint64_t>(b, k, rng);
+    case type_kind::float32:
+      return fill_typed<float>(b, k, rng);
+    case type_kind::float64:
+      return fill_typed<double>(b, k, rng);
     case type_kind::bytes:
       for (auto& x : b) x = static_cast<std::byte>(rng() % 7);  // small, so user ops stay tame
       return;
@@ -175,11 +209,14 @@ test_data make_test_data(const call& c, std::uint64_t seed) {
     if (count) std::memcpy(dst.data() + at * es, src, count * es);
   };
   switch (a.coll) {
-    case collective::barrier: break;
+    case collective::barrier:
+      break;
     case collective::bcast:
       for (int r = 0; r < p; ++r) d.expected[r] = d.out[a.root];
       break;
-    case collective::reduce: d.expected[a.root] = reduced(p); break;
+    case collective::reduce:
+      d.expected[a.root] = reduced(p);
+      break;
     case collective::allreduce:
       for (int r = 0; r < p; ++r) d.expected[r] = reduced(p);
       break;
@@ -274,7 +311,8 @@ check_result run_check(const call& c, executor_kind executor, int iterations, st
   } else {
     std::vector<double> seconds(static_cast<std::size_t>(args.p));
     auto buffers = d.buffers();
-    run(args.p,
+    run(
+        args.p,
         [&](comm& cm) {
           const int r = cm.rank();
           cm.run_collective(cl, buffers[r].in, buffers[r].out);  // warm-up, builds the schedule

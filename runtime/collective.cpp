@@ -1,3 +1,5 @@
+// The collectives' names and properties, and the layout arithmetic of their arguments
+// (block offsets, buffer extents, validation) that builders, executors and checks share.
 #include "ranklab/collective.hpp"
 
 #include <fmt/format.h>
@@ -13,9 +15,8 @@ namespace ranklab {
 
 namespace {
 constexpr std::array<std::string_view, collective_count> names = {
-    "barrier", "bcast", "reduce", "allreduce", "allgather", "allgatherv", "reduce_scatter",
-    "reduce_scatter_block", "scan", "exscan", "scatter", "scatterv", "gather", "gatherv",
-    "alltoall", "alltoallv"};
+    "barrier", "bcast",  "reduce",  "allreduce", "allgather", "allgatherv", "reduce_scatter", "reduce_scatter_block",
+    "scan",    "exscan", "scatter", "scatterv",  "gather",    "gatherv",    "alltoall",       "alltoallv"};
 
 [[noreturn]] void bad(const coll_args& a, const std::string& cause) {
   throw usage_error(no_rank, std::string(name(a.coll)), cause);
@@ -32,28 +33,42 @@ std::optional<collective> collective_from_name(std::string_view n) {
 
 bool is_rooted(collective c) {
   switch (c) {
-    case collective::bcast: case collective::reduce: case collective::scatter:
-    case collective::scatterv: case collective::gather: case collective::gatherv:
+    case collective::bcast:
+    case collective::reduce:
+    case collective::scatter:
+    case collective::scatterv:
+    case collective::gather:
+    case collective::gatherv:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
 bool is_reduction(collective c) {
   switch (c) {
-    case collective::reduce: case collective::allreduce: case collective::reduce_scatter:
-    case collective::reduce_scatter_block: case collective::scan: case collective::exscan:
+    case collective::reduce:
+    case collective::allreduce:
+    case collective::reduce_scatter:
+    case collective::reduce_scatter_block:
+    case collective::scan:
+    case collective::exscan:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
 bool has_vector_counts(collective c) {
   switch (c) {
-    case collective::allgatherv: case collective::reduce_scatter: case collective::scatterv:
-    case collective::gatherv: case collective::alltoallv:
+    case collective::allgatherv:
+    case collective::reduce_scatter:
+    case collective::scatterv:
+    case collective::gatherv:
+    case collective::alltoallv:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -89,21 +104,34 @@ buffer_extent buffer_extents(const coll_args& a, int rank) {
   const bool root = rank == a.root;
   const auto p = static_cast<std::uint64_t>(a.p);
   switch (a.coll) {
-    case collective::barrier: return {0, 0};
-    case collective::bcast: return {0, a.count};
-    case collective::reduce: return {a.count, root ? a.count : 0};
+    case collective::barrier:
+      return {0, 0};
+    case collective::bcast:
+      return {0, a.count};
+    case collective::reduce:
+      return {a.count, root ? a.count : 0};
     case collective::allreduce:
     case collective::scan:
-    case collective::exscan: return {a.count, a.count};
-    case collective::allgather: return {a.count, a.count * p};
-    case collective::allgatherv: return {a.counts[rank], layout_extent(a)};
-    case collective::reduce_scatter: return {total_count(a), a.counts[rank]};
-    case collective::reduce_scatter_block: return {a.count * p, a.count};
-    case collective::scatter: return {root ? a.count * p : 0, a.count};
-    case collective::scatterv: return {root ? layout_extent(a) : 0, a.counts[rank]};
-    case collective::gather: return {a.count, root ? a.count * p : 0};
-    case collective::gatherv: return {a.counts[rank], root ? layout_extent(a) : 0};
-    case collective::alltoall: return {a.count * p, a.count * p};
+    case collective::exscan:
+      return {a.count, a.count};
+    case collective::allgather:
+      return {a.count, a.count * p};
+    case collective::allgatherv:
+      return {a.counts[rank], layout_extent(a)};
+    case collective::reduce_scatter:
+      return {total_count(a), a.counts[rank]};
+    case collective::reduce_scatter_block:
+      return {a.count * p, a.count};
+    case collective::scatter:
+      return {root ? a.count * p : 0, a.count};
+    case collective::scatterv:
+      return {root ? layout_extent(a) : 0, a.counts[rank]};
+    case collective::gather:
+      return {a.count, root ? a.count * p : 0};
+    case collective::gatherv:
+      return {a.counts[rank], root ? layout_extent(a) : 0};
+    case collective::alltoall:
+      return {a.count * p, a.count * p};
     case collective::alltoallv: {
       std::uint64_t in = 0, out = 0;
       for (int j = 0; j < a.p; ++j) {
@@ -127,13 +155,12 @@ std::uint64_t max_elements(const coll_args& a) {
 // Parameters are the same for every algorithm: 0 (-1 for removed_steps) lets it choose.
 void validate_params(const coll_args& a) {
   const algo_params& pr = a.params;
-  if (pr.blocks < 0)
-    bad(a, fmt::format("blocks = {} (need at least 1, or 0 to let the algorithm choose)", pr.blocks));
+  if (pr.blocks < 0) bad(a, fmt::format("blocks = {} (need at least 1, or 0 to let the algorithm choose)", pr.blocks));
   if (pr.radix < 0 || pr.radix == 1)
     bad(a, fmt::format("radix = {} (need at least 2, or 0 for the algorithm's default)", pr.radix));
   if (pr.removed_steps < -1)
-    bad(a, fmt::format("removed_steps = {} (need 0..ceil(log2 p), or -1 to let the algorithm choose)",
-                       pr.removed_steps));
+    bad(a,
+        fmt::format("removed_steps = {} (need 0..ceil(log2 p), or -1 to let the algorithm choose)", pr.removed_steps));
 }
 
 // Counts, their sums and displacement + count must stay below max_elements: the layout
@@ -165,8 +192,7 @@ void validate_sizes(const coll_args& a) {
 void validate(const coll_args& a) {
   if (a.p < 1) bad(a, fmt::format("p = {} (need at least 1 rank)", a.p));
   if (a.elem_size == 0) bad(a, "element size 0 (a datatype needs at least one byte per element)");
-  if (is_rooted(a.coll) && (a.root < 0 || a.root >= a.p))
-    bad(a, fmt::format("root {} outside 0..{}", a.root, a.p - 1));
+  if (is_rooted(a.coll) && (a.root < 0 || a.root >= a.p)) bad(a, fmt::format("root {} outside 0..{}", a.root, a.p - 1));
   validate_params(a);
   if (has_vector_counts(a.coll)) {
     const std::size_t want = a.coll == collective::alltoallv
@@ -189,8 +215,7 @@ void validate(const coll_args& a) {
       std::sort(spans.begin(), spans.end());
       for (std::size_t i = 1; i < spans.size(); ++i)
         if (spans[i].first < spans[i - 1].second)
-          bad(a, fmt::format("blocks at displacements {} and {} overlap", spans[i - 1].first,
-                             spans[i].first));
+          bad(a, fmt::format("blocks at displacements {} and {} overlap", spans[i - 1].first, spans[i].first));
     }
   } else if (!a.counts.empty() || !a.displs.empty()) {
     bad(a, "counts/displacements given to a collective with a single count");
@@ -202,8 +227,10 @@ void validate(const coll_args& a) {
 std::string describe(const coll_args& a) {
   std::string s = fmt::format("{}(p={}", name(a.coll), a.p);
   if (is_rooted(a.coll)) s += fmt::format(", root={}", a.root);
-  if (has_vector_counts(a.coll)) s += fmt::format(", counts[{}]", a.counts.size());
-  else if (a.coll != collective::barrier) s += fmt::format(", count={}", a.count);
+  if (has_vector_counts(a.coll))
+    s += fmt::format(", counts[{}]", a.counts.size());
+  else if (a.coll != collective::barrier)
+    s += fmt::format(", count={}", a.count);
   if (a.params.blocks) s += fmt::format(", blocks={}", a.params.blocks);
   if (a.params.radix) s += fmt::format(", radix={}", a.params.radix);
   if (a.params.removed_steps >= 0) s += fmt::format(", r={}", a.params.removed_steps);

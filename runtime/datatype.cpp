@@ -13,11 +13,10 @@ namespace ranklab {
 
 namespace {
 
-constexpr std::array<std::string_view, 11> type_names = {
-    "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-    "float32", "float64", "bytes"};
-constexpr std::array<std::string_view, 10> op_names = {
-    "sum", "prod", "min", "max", "band", "bor", "bxor", "land", "lor", "user"};
+constexpr std::array<std::string_view, 11> type_names = {"int8",  "uint8",  "int16",   "uint16",  "int32", "uint32",
+                                                         "int64", "uint64", "float32", "float64", "bytes"};
+constexpr std::array<std::string_view, 10> op_names = {"sum", "prod", "min",  "max", "band",
+                                                       "bor", "bxor", "land", "lor", "user"};
 
 template <class T, class F>
 void apply(const void* in, void* inout, std::size_t n, F f) {
@@ -29,34 +28,48 @@ void apply(const void* in, void* inout, std::size_t n, F f) {
 
 // Integer sums and products wrap (two's complement), computed unsigned to stay defined.
 template <class T>
-using arith_t = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>,
-                                            std::type_identity<T>>::type;
+using arith_t = typename std::conditional_t<std::is_integral_v<T>, std::make_unsigned<T>, std::type_identity<T>>::type;
 
 template <class T, op_kind K>
 void builtin_kernel(const void* in, void* inout, std::size_t n, const void*) {
   using A = arith_t<T>;
-  if constexpr (K == op_kind::sum) apply<T>(in, inout, n, [](T a, T b) { return T(A(a) + A(b)); });
-  else if constexpr (K == op_kind::prod) apply<T>(in, inout, n, [](T a, T b) { return T(A(A(a) * A(b))); });
-  else if constexpr (K == op_kind::min) apply<T>(in, inout, n, [](T a, T b) { return b < a ? b : a; });
-  else if constexpr (K == op_kind::max) apply<T>(in, inout, n, [](T a, T b) { return a < b ? b : a; });
-  else if constexpr (K == op_kind::land) apply<T>(in, inout, n, [](T a, T b) { return T(a && b); });
-  else if constexpr (K == op_kind::lor) apply<T>(in, inout, n, [](T a, T b) { return T(a || b); });
+  if constexpr (K == op_kind::sum)
+    apply<T>(in, inout, n, [](T a, T b) { return T(A(a) + A(b)); });
+  else if constexpr (K == op_kind::prod)
+    apply<T>(in, inout, n, [](T a, T b) { return T(A(A(a) * A(b))); });
+  else if constexpr (K == op_kind::min)
+    apply<T>(in, inout, n, [](T a, T b) { return b < a ? b : a; });
+  else if constexpr (K == op_kind::max)
+    apply<T>(in, inout, n, [](T a, T b) { return a < b ? b : a; });
+  else if constexpr (K == op_kind::land)
+    apply<T>(in, inout, n, [](T a, T b) { return T(a && b); });
+  else if constexpr (K == op_kind::lor)
+    apply<T>(in, inout, n, [](T a, T b) { return T(a || b); });
   else if constexpr (std::is_integral_v<T>) {
-    if constexpr (K == op_kind::band) apply<T>(in, inout, n, [](T a, T b) { return T(a & b); });
-    else if constexpr (K == op_kind::bor) apply<T>(in, inout, n, [](T a, T b) { return T(a | b); });
-    else if constexpr (K == op_kind::bxor) apply<T>(in, inout, n, [](T a, T b) { return T(a ^ b); });
+    if constexpr (K == op_kind::band)
+      apply<T>(in, inout, n, [](T a, T b) { return T(a & b); });
+    else if constexpr (K == op_kind::bor)
+      apply<T>(in, inout, n, [](T a, T b) { return T(a | b); });
+    else if constexpr (K == op_kind::bxor)
+      apply<T>(in, inout, n, [](T a, T b) { return T(a ^ b); });
   }
 }
 
 template <class T>
 reduce_kernel kernel_for_type(op_kind k) {
   switch (k) {
-    case op_kind::sum: return builtin_kernel<T, op_kind::sum>;
-    case op_kind::prod: return builtin_kernel<T, op_kind::prod>;
-    case op_kind::min: return builtin_kernel<T, op_kind::min>;
-    case op_kind::max: return builtin_kernel<T, op_kind::max>;
-    case op_kind::land: return builtin_kernel<T, op_kind::land>;
-    case op_kind::lor: return builtin_kernel<T, op_kind::lor>;
+    case op_kind::sum:
+      return builtin_kernel<T, op_kind::sum>;
+    case op_kind::prod:
+      return builtin_kernel<T, op_kind::prod>;
+    case op_kind::min:
+      return builtin_kernel<T, op_kind::min>;
+    case op_kind::max:
+      return builtin_kernel<T, op_kind::max>;
+    case op_kind::land:
+      return builtin_kernel<T, op_kind::land>;
+    case op_kind::lor:
+      return builtin_kernel<T, op_kind::lor>;
     case op_kind::band:
     case op_kind::bor:
     case op_kind::bxor:
@@ -66,7 +79,8 @@ reduce_kernel kernel_for_type(op_kind k) {
         return builtin_kernel<T, op_kind::bxor>;
       }
       return nullptr;
-    case op_kind::user: return nullptr;
+    case op_kind::user:
+      return nullptr;
   }
   return nullptr;
 }
@@ -90,16 +104,15 @@ datatype datatype_from_name(std::string_view n) {
   if (n == "int") return datatype_of<int>();
   if (n == "double") return datatype_of<double>();
   if (n == "float") return datatype_of<float>();
-  throw usage_error(no_rank, "datatype", "unknown type '" + std::string(n) +
-                                             "' (int8..int64, uint8..uint64, float32, float64)");
+  throw usage_error(no_rank, "datatype",
+                    "unknown type '" + std::string(n) + "' (int8..int64, uint8..uint64, float32, float64)");
 }
 
 op op_from_name(std::string_view n) {
   for (std::size_t i = 0; i + 1 < op_names.size(); ++i)
     if (op_names[i] == n) return op::builtin(static_cast<op_kind>(i));
   throw usage_error(no_rank, "operator",
-                    "unknown operator '" + std::string(n) +
-                        "' (sum, prod, min, max, band, bor, bxor, land, lor)");
+                    "unknown operator '" + std::string(n) + "' (sum, prod, min, max, band, bor, bxor, land, lor)");
 }
 
 reduce_kernel kernel_for(const op& o, const datatype& t) {
@@ -116,17 +129,38 @@ reduce_kernel kernel_for(const op& o, const datatype& t) {
   }
   reduce_kernel k = nullptr;
   switch (t.kind) {
-    case type_kind::int8: k = kernel_for_type<std::int8_t>(o.kind); break;
-    case type_kind::uint8: k = kernel_for_type<std::uint8_t>(o.kind); break;
-    case type_kind::int16: k = kernel_for_type<std::int16_t>(o.kind); break;
-    case type_kind::uint16: k = kernel_for_type<std::uint16_t>(o.kind); break;
-    case type_kind::int32: k = kernel_for_type<std::int32_t>(o.kind); break;
-    case type_kind::uint32: k = kernel_for_type<std::uint32_t>(o.kind); break;
-    case type_kind::int64: k = kernel_for_type<std::int64_t>(o.kind); break;
-    case type_kind::uint64: k = kernel_for_type<std::uint64_t>(o.kind); break;
-    case type_kind::float32: k = kernel_for_type<float>(o.kind); break;
-    case type_kind::float64: k = kernel_for_type<double>(o.kind); break;
-    case type_kind::bytes: break;
+    case type_kind::int8:
+      k = kernel_for_type<std::int8_t>(o.kind);
+      break;
+    case type_kind::uint8:
+      k = kernel_for_type<std::uint8_t>(o.kind);
+      break;
+    case type_kind::int16:
+      k = kernel_for_type<std::int16_t>(o.kind);
+      break;
+    case type_kind::uint16:
+      k = kernel_for_type<std::uint16_t>(o.kind);
+      break;
+    case type_kind::int32:
+      k = kernel_for_type<std::int32_t>(o.kind);
+      break;
+    case type_kind::uint32:
+      k = kernel_for_type<std::uint32_t>(o.kind);
+      break;
+    case type_kind::int64:
+      k = kernel_for_type<std::int64_t>(o.kind);
+      break;
+    case type_kind::uint64:
+      k = kernel_for_type<std::uint64_t>(o.kind);
+      break;
+    case type_kind::float32:
+      k = kernel_for_type<float>(o.kind);
+      break;
+    case type_kind::float64:
+      k = kernel_for_type<double>(o.kind);
+      break;
+    case type_kind::bytes:
+      break;
   }
   if (k == nullptr) {
     const char* hint = t.kind == type_kind::bytes

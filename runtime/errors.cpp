@@ -1,3 +1,5 @@
+// The exceptions' messages: every error names the rank and operation it comes from, so a
+// report from a team of threads says where it arose.
 #include "ranklab/errors.hpp"
 
 #include <fmt/format.h>
@@ -17,18 +19,16 @@ error::error(int rank, std::string operation, const std::string& cause)
       operation_(std::move(operation)),
       cause_(cause) {}
 
-size_mismatch_error::size_mismatch_error(int rank, std::string operation, int sender,
-                                         std::size_t sent_bytes, std::size_t capacity_bytes)
+size_mismatch_error::size_mismatch_error(int rank, std::string operation, int sender, std::size_t sent_bytes,
+                                         std::size_t capacity_bytes)
     : error(rank, std::move(operation),
             fmt::format("message of {} bytes from rank {} does not fit the {}-byte receive "
                         "buffer of rank {}",
                         sent_bytes, sender, capacity_bytes, rank)),
       sender_(sender) {}
 
-remote_failure::remote_failure(int rank, std::string operation, int origin_rank,
-                               const std::string& origin_what)
-    : error(rank, std::move(operation),
-            fmt::format("released because rank {} failed: {}", origin_rank, origin_what)),
+remote_failure::remote_failure(int rank, std::string operation, int origin_rank, const std::string& origin_what)
+    : error(rank, std::move(operation), fmt::format("released because rank {} failed: {}", origin_rank, origin_what)),
       origin_rank_(origin_rank) {}
 
 }  // namespace ranklab

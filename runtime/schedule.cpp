@@ -1,3 +1,5 @@
+// Building a schedule round by round, reading it back, and printing it (`ranklab
+// schedule`, test failures).
 #include "ranklab/schedule.hpp"
 
 #include <fmt/format.h>
@@ -19,9 +21,12 @@ std::string show(std::span<const region> rs) {
 }
 const char* show(combine how) {
   switch (how) {
-    case combine::copy: return "copy";
-    case combine::reduce_in_left: return "reduce(in,dst)";
-    case combine::reduce_in_right: return "reduce(dst,in)";
+    case combine::copy:
+      return "copy";
+    case combine::reduce_in_left:
+      return "reduce(in,dst)";
+    case combine::reduce_in_right:
+      return "reduce(dst,in)";
   }
   return "?";
 }
@@ -39,14 +44,14 @@ void schedule::next_round() {
 }
 
 round& schedule::current(const char* what) {
-  if (rounds_.empty())
-    throw usage_error(rank_, "schedule", fmt::format("{} before the first next_round()", what));
+  if (rounds_.empty()) throw usage_error(rank_, "schedule", fmt::format("{} before the first next_round()", what));
   return rounds_.back();
 }
 
 void schedule::send(int to, region reg) {
   round& r = current("send");
-  if (r.fence) throw usage_error(rank_, "schedule", fmt::format("round {} is a fence; it cannot send", rounds_.size() - 1));
+  if (r.fence)
+    throw usage_error(rank_, "schedule", fmt::format("round {} is a fence; it cannot send", rounds_.size() - 1));
   if (to < 0 || to >= p_)
     throw usage_error(rank_, "schedule", fmt::format("send to rank {} outside 0..{}", to, p_ - 1));
   if (r.send_to != no_rank && r.send_to != to)
@@ -59,7 +64,8 @@ void schedule::send(int to, region reg) {
 
 void schedule::recv(int from, region reg, combine how) {
   round& r = current("recv");
-  if (r.fence) throw usage_error(rank_, "schedule", fmt::format("round {} is a fence; it cannot receive", rounds_.size() - 1));
+  if (r.fence)
+    throw usage_error(rank_, "schedule", fmt::format("round {} is a fence; it cannot receive", rounds_.size() - 1));
   if (from < 0 || from >= p_)
     throw usage_error(rank_, "schedule", fmt::format("recv from rank {} outside 0..{}", from, p_ - 1));
   if (r.recv_from != no_rank && (r.recv_from != from || r.recv_how != how))
@@ -119,8 +125,7 @@ buffer_id schedule::scratch(std::uint64_t count) {
 }
 
 void schedule::trim() {
-  while (!rounds_.empty() && !rounds_.back().communicates() &&
-         rounds_.back().post_end == rounds_.back().pre_begin)
+  while (!rounds_.empty() && !rounds_.back().communicates() && rounds_.back().post_end == rounds_.back().pre_begin)
     rounds_.pop_back();
 }
 
@@ -143,9 +148,7 @@ std::span<const local_step> schedule::pre_steps(const round& r) const {
 std::span<const local_step> schedule::post_steps(const round& r) const {
   return std::span(steps_).subspan(r.post_begin, r.post_end - r.post_begin);
 }
-std::span<const local_step> schedule::prologue() const {
-  return std::span(steps_).subspan(0, prologue_end_);
-}
+std::span<const local_step> schedule::prologue() const { return std::span(steps_).subspan(0, prologue_end_); }
 
 std::uint64_t schedule::send_count(const round& r) const {
   std::uint64_t n = 0;

@@ -1,3 +1,5 @@
+// The data path of every executor (detail/transfer.hpp): copies and reductions between
+// pieces of memory, so that all executors produce the same bits.
 #include "detail/transfer.hpp"
 
 #include <algorithm>
@@ -5,8 +7,7 @@
 
 namespace ranklab::detail {
 
-void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how,
-              const reduction& red) {
+void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how, const reduction& red) {
   if (bytes == 0) return;
   const std::size_t n = bytes / red.elem_size;
   switch (how) {
@@ -36,8 +37,7 @@ void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine h
   }
 }
 
-void transfer(std::span<const piece> src, std::span<const piece> dst, combine how,
-              const reduction& red) {
+void transfer(std::span<const piece> src, std::span<const piece> dst, combine how, const reduction& red) {
   std::size_t si = 0, so = 0, di = 0, dof = 0;
   while (si < src.size() && di < dst.size()) {
     const std::size_t len = std::min(src[si].bytes - so, dst[di].bytes - dof);

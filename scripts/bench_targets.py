@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Checks issue 6's targets against a `ranklab bench --compare` CSV.
+"""Checks the intra-node speed targets against a `ranklab bench --compare` CSV.
 
     scripts/bench_targets.py bench-results/2026-11-22-all.csv
 
 Prints, per collective, p and size, auto / best MPI (the faster of Open MPI and MPICH that
-finished), and counts the targets met: <= 0.5 everywhere, <= 0.1 for 8 B at p = 8 and 16.
+finished), and counts the targets met: ranklab at most half the best MPI's time everywhere,
+at most a tenth for 8 B at p = 8 and 16.
 """
 import csv
 import sys

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side overlap of nonblocking collectives (seed 004, issue 5): ranklab's
+# Side-by-side overlap of nonblocking collectives (they exist to overlap computation with
+# communication, as A. D. Anenkov's LibNBC Bruck-allgather study stresses): ranklab's
 # iallgather / iallreduce (progress in test/wait, progress thread) vs Open MPI's
 # MPI_Iallgather / MPI_Iallreduce, measured the same way in the same run:
 #

@@ -1,6 +1,6 @@
 # Command-line tests of the ranklab tool (included by tests/CMakeLists.txt when the tool is
 # built). cli_misuse_*: a misuse of a subcommand must exit with status 2 and print a message
-# that names the option and what is valid, before anything runs (docs/misuse-cli.md lists
+# that names the option and what is valid, before anything runs (docs/misuse.md lists
 # them). cli_valid_*: valid input still works (each under a second or two).
 set(_cli_expect ${CMAKE_CURRENT_LIST_DIR}/cli_expect.cmake)
 
@@ -89,6 +89,23 @@ ranklab_cli_misuse(verify_bad_range "--p 10..5: must be A..B (or one P) with 1 <
   verify --p 10..5)
 ranklab_cli_misuse(verify_negative_threads "--threads -1: must be in 0..1024 (0: all cores)"
   verify --p 1..8 --threads -1)
+# --coll/--algo: any registered algorithm instead of the circulant schedules.
+ranklab_cli_misuse(schedule_unknown_algo
+  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: auto, binomial, chain, circulant,"
+  schedule -p 4 --coll bcast --algo binomal)
+ranklab_cli_misuse(schedule_algo_without_coll "--algo: only with --coll (the circulant broadcast schedules have none)"
+  schedule -p 4 --algo binomial)
+ranklab_cli_misuse(schedule_algo_precondition "--algo hypercube: algorithm 'hypercube' needs p to be a power of two"
+  schedule -p 3 --coll alltoall --algo hypercube)
+ranklab_cli_misuse(verify_unknown_algo
+  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: all, binomial, chain, circulant,"
+  verify --coll bcast --algo binomal --p 4)
+ranklab_cli_misuse(verify_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
+  verify --coll bcst --p 4)
+ranklab_cli_misuse(verify_blocks_with_coll "--blocks: only for the circulant check (without --coll)"
+  verify --coll bcast --p 4 --blocks 2)
+ranklab_cli_misuse(verify_coll_p_too_large "--p 1..5000: must be A..B (or one P) with 1 <= A <= B <= 4096"
+  verify --coll bcast --p 1..5000)
 
 # ---- tune, bench, demo ------------------------------------------------------------------------
 ranklab_cli_misuse(tune_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
@@ -118,3 +135,29 @@ ranklab_cli_test(cli_valid_run_bitwise_int 0 "\"verified\":true"
   run --coll allreduce -p 3 --count 100 --op band --type int32 --json)
 ranklab_cli_test(cli_valid_schedule_one_rank 0 "\"ranks\":[{\"rank\":1,"
   schedule -p 4 --rank 1 --json)
+# schedule and verify of a non-circulant algorithm: the real rounds, and the verifier's verdict.
+ranklab_cli_test(cli_valid_schedule_binomial 0
+  "bcast(p=4, root=0, count=8), algorithm binomial: 2 rounds, 3 messages"
+  schedule -p 4 --coll bcast --algo binomial)
+ranklab_cli_test(cli_valid_schedule_binomial_round 0 "round   1: recv copy out[0+8] from 1;"
+  schedule -p 4 --coll bcast --algo binomial)
+ranklab_cli_test(cli_valid_schedule_ring_json 0 "\"algo\":\"ring\",\"p\":5,\"root\":0,\"count\":8,\"rounds\":4,"
+  schedule -p 5 --coll allgather --algo ring --json)
+ranklab_cli_test(cli_valid_verify_ring 0 "ring                   OK      rounds 0..5, messages 0..30\n  OK"
+  verify --coll allgather --algo ring --p 1..6)
+ranklab_cli_test(cli_valid_verify_hypercube_skips 0
+  "hypercube              OK      rounds 0..3, messages 0..24; p = 3, 5, 6, 7 skipped: needs p to be a power of two"
+  verify --coll alltoall --algo hypercube --p 1..8)
+ranklab_cli_test(cli_valid_verify_all_json 0 "\"algo\":\"binomial\",\"ok\":true,\"results\":[{\"p\":8,\"ok\":true,\"rounds\":3,"
+  verify --coll bcast --p 8 --json)
+
+# list --markdown: a header and one row per registered algorithm, checked against list --json.
+add_test(NAME cli_valid_list_markdown
+  COMMAND ${CMAKE_COMMAND} -DRANKLAB=$<TARGET_FILE:ranklab_tool> -P ${CMAKE_CURRENT_LIST_DIR}/cli_markdown.cmake)
+set_tests_properties(cli_valid_list_markdown PROPERTIES TIMEOUT 60)
+
+# The README shows the catalogue `ranklab list --markdown` prints; keep them the same.
+add_test(NAME cli_valid_readme_catalogue
+  COMMAND ${CMAKE_COMMAND} -DRANKLAB=$<TARGET_FILE:ranklab_tool> -DREADME=${PROJECT_SOURCE_DIR}/README.md
+          -P ${CMAKE_CURRENT_LIST_DIR}/readme_catalogue.cmake)
+set_tests_properties(cli_valid_readme_catalogue PROPERTIES TIMEOUT 60)

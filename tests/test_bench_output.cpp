@@ -13,13 +13,16 @@
 #include <set>
 #include <sstream>
 
-#include "bench_peers.hpp"
-#include "bench_plot.hpp"
-#include "bench_report.hpp"
-#include "bench_util.hpp"
+#include "bench/peers.hpp"
+#include "bench/plot.hpp"
+#include "bench/report.hpp"
+#include "bench/timing.hpp"
+#include "bench/workload.hpp"
+#include "cli/option_parse.hpp"
 #include "ranklab/registry.hpp"
 
 using namespace ranklab;
+using namespace ranklab::tools;
 using namespace ranklab::tools::bench;
 
 TEST_CASE("bench: sizes and lists") {

@@ -1,26 +1,15 @@
 // The ranklab command line.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
-#include "cli_checks.hpp"
+#include "cli/checks.hpp"
+#include "commands/commands.hpp"
 #include "ranklab/errors.hpp"
-#if __has_include("commands.hpp")
-#include "commands.hpp"
-#define RANKLAB_HAVE_SCHEDULE_COMMANDS 1
-#endif
 
 // The project version, from CMake's project(VERSION) via a compile definition on the tool.
 #ifndef RANKLAB_VERSION
 #define RANKLAB_VERSION "unknown (built without -DRANKLAB_VERSION)"
 #endif
-
-namespace ranklab::tools {
-void add_demo_command(CLI::App& app);
-void add_list_command(CLI::App& app);
-void add_run_command(CLI::App& app);
-void add_tune_command(CLI::App& app);
-void add_bench_command(CLI::App& app);
-}  // namespace ranklab::tools
 
 int main(int argc, char** argv) {
   CLI::App app{"ranklab: collective algorithms on ranks that are threads"};
@@ -31,10 +20,8 @@ int main(int argc, char** argv) {
   ranklab::tools::add_run_command(app);
   ranklab::tools::add_tune_command(app);
   ranklab::tools::add_bench_command(app);
-#ifdef RANKLAB_HAVE_SCHEDULE_COMMANDS
   ranklab::tools::add_schedule_command(app);
   ranklab::tools::add_verify_command(app);
-#endif
   ranklab::tools::check_integer_texts(app);
   try {
     app.parse(argc, argv);

@@ -1,5 +1,5 @@
-// Emitting circulant rounds for one or all roots, forwards or backwards (algorithms.md
-// 1.5, 1.7, 1.8, 1.9).
+// The shared emitter of the circulant collectives: circulant rounds for one or all roots,
+// forwards or backwards, and the choice of the number of blocks n.
 #include "circulant/circulant_collectives.hpp"
 
 #include <algorithm>
@@ -79,27 +79,18 @@ int choose_blocks(int q, double bytes, std::uint64_t max_blocks, const cost_mode
 
 int blocks_for(const coll_args& a, int q, std::uint64_t bytes, std::uint64_t max_blocks) {
   max_blocks = std::max<std::uint64_t>(max_blocks, 1);
-  if (a.params.blocks > 0) return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(a.params.blocks), max_blocks));
+  if (a.params.blocks > 0)
+    return static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(a.params.blocks), max_blocks));
   return choose_blocks(q, static_cast<double>(bytes), max_blocks, machine_cost_model());
 }
 
-std::vector<root_part> gathered_parts(const coll_args& a) {
+std::vector<root_part> block_parts(const coll_args& a) {
   std::vector<root_part> parts;
   std::uint64_t packed = 0;  // running offset: block_offset() would sum the prefix each time
   for (int j = 0; j < a.p; ++j) {
     const std::uint64_t n = block_count(a, j);
     parts.push_back({j, a.displs.empty() ? packed : a.displs[static_cast<std::size_t>(j)], n});
     packed += n;
-  }
-  return parts;
-}
-
-std::vector<root_part> reduce_scatter_parts(const coll_args& a) {
-  std::vector<root_part> parts;
-  std::uint64_t at = 0;
-  for (int j = 0; j < a.p; ++j) {
-    parts.push_back({j, at, block_count(a, j)});
-    at += block_count(a, j);
   }
   return parts;
 }
@@ -114,52 +105,16 @@ std::vector<root_part> equal_parts(std::uint64_t count, int p) {
   return parts;
 }
 
-namespace {
-std::uint64_t largest(std::span<const root_part> parts) {
-  std::uint64_t m = 0;
-  for (const auto& pt : parts) m = std::max(m, pt.count);
-  return m;
-}
-std::uint64_t sum(std::span<const root_part> parts) {
-  std::uint64_t m = 0;
-  for (const auto& pt : parts) m += pt.count;
-  return m;
-}
-}  // namespace
-
-schedule circulant_allgather(const coll_args& a, int rank) {
-  const buffer_extent ext = buffer_extents(a, rank);
-  schedule s(rank, a.p, ext.in, ext.out);
-  const auto parts = gathered_parts(a);
-  const root_part& mine = parts[static_cast<std::size_t>(rank)];
-  s.copy(region{in_buffer, 0, mine.count}, region{out_buffer, mine.offset, mine.count});
-  const std::uint64_t total = sum(parts);
-  if (a.p == 1 || total == 0) return s;
-  const circulant::skips sk(a.p);
-  const int n = blocks_for(a, sk.q, total * a.elem_size, largest(parts));
-  circulant_rounds(s, sk, &all_schedules(sk), parts, n, out_buffer, circulant_direction::broadcast);
-  return s;
-}
-
-schedule circulant_reduce_scatter(const coll_args& a, int rank) {
-  const buffer_extent ext = buffer_extents(a, rank);
-  schedule s(rank, a.p, ext.in, ext.out);
-  const auto parts = reduce_scatter_parts(a);
-  const root_part& mine = parts[static_cast<std::size_t>(rank)];
-  const std::uint64_t total = sum(parts);
-  if (a.p == 1 || total == 0) {
-    s.copy(region{in_buffer, mine.offset, mine.count}, region{out_buffer, 0, mine.count});
-    return s;
+void all_broadcast_rounds(schedule& s, const coll_args& a, std::span<const root_part> parts, buffer_id buf,
+                          circulant_direction dir) {
+  std::uint64_t total = 0, largest = 0;
+  for (const root_part& pt : parts) {
+    total += pt.count;
+    largest = std::max(largest, pt.count);
   }
-  // Partial results of every part accumulate in scratch; this rank's part is final at the end.
-  const buffer_id acc = s.scratch(total);
-  s.copy(region{in_buffer, 0, total}, region{acc, 0, total});
   const circulant::skips sk(a.p);
-  const int n = blocks_for(a, sk.q, total * a.elem_size, largest(parts));
-  circulant_rounds(s, sk, &all_schedules(sk), parts, n, acc, circulant_direction::reduce);
-  s.copy(region{acc, mine.offset, mine.count}, region{out_buffer, 0, mine.count});
-  s.trim();
-  return s;
+  const int n = blocks_for(a, sk.q, total * a.elem_size, largest);
+  circulant_rounds(s, sk, &all_schedules(sk), parts, n, buf, dir);
 }
 
 double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint64_t max_part, bool reduces,
@@ -168,6 +123,12 @@ double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint6
   const int n = blocks_for(a, sk.q, static_cast<std::uint64_t>(bytes), max_part);
   const double per_round = bytes * (a.p - 1) / std::max(1, a.p) / n;
   return (n - 1 + sk.q) * (m.alpha + (m.beta + (reduces ? m.gamma : 0.0)) * per_round);
+}
+
+double block_all_broadcast_cost(const coll_args& a, std::size_t elem, bool reduces, const cost_model& m) {
+  std::uint64_t largest = 0;
+  for (int j = 0; j < a.p; ++j) largest = std::max(largest, block_count(a, j));
+  return circulant_all_broadcast_cost(a, static_cast<double>(total_count(a) * elem), largest, reduces, m);
 }
 
 const cost_model& machine_cost_model() {

@@ -1,6 +1,10 @@
-// The machinery shared by the circulant collectives (algorithms.md 1.5-1.9): n-block
-// broadcasts from one root or from every root at once, run forwards (broadcast, allgather)
-// or backwards with combining (reduce, reduce-scatter), emitted as one-ported rounds.
+// The shared emitter of the circulant collectives (bcast, reduce, allgather(v),
+// reduce_scatter(_block) and allreduce "circulant"): the n-block broadcast schedules of
+// J. L. Träff, "Optimal Broadcast Schedules in Logarithmic Time with Applications to
+// Broadcast, All-Broadcast, Reduction and All-Reduction" (ranklab/circulant.hpp computes
+// them), emitted as one-ported rounds from one root or from every root at once, forwards
+// (broadcast, all-broadcast) or backwards with combining (reduction, reduce-scatter).
+// See docs/algorithms.md, "Circulant schedules".
 #pragma once
 #include <cstdint>
 #include <span>
@@ -36,20 +40,28 @@ enum class circulant_direction { broadcast, reduce };
 void circulant_rounds(schedule& s, const circulant::skips& sk, const circulant::schedule_table* table,
                       std::span<const root_part> parts, int n, buffer_id buf, circulant_direction dir);
 
-// The parts of an all-broadcast: rank j's block of the gathered layout (allgather(v)), or
-// of the reduced vector (reduce-scatter), or a near-equal split of `count` (allreduce).
-std::vector<root_part> gathered_parts(const coll_args& a);
-std::vector<root_part> reduce_scatter_parts(const coll_args& a);
+// A near-equal split of `count` elements into p parts, part j rooted at rank j (the first
+// count % p parts one element larger): allreduce's all-broadcast, and the slices of the
+// direct split reductions.
 std::vector<root_part> equal_parts(std::uint64_t count, int p);
 
-// Whole schedules shared by several registered algorithms.
-schedule circulant_allgather(const coll_args& a, int rank);       // allgather, allgatherv
-schedule circulant_reduce_scatter(const coll_args& a, int rank);  // reduce_scatter(_block)
-// Cost of an all-broadcast of `bytes` in total (one direction).
-double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint64_t max_part,
-                                    bool reduces, const cost_model& m);
+// The parts of an all-broadcast over a's block layout (allgather(v), reduce_scatter(_block)):
+// rank j's block, at block_offset j, rooted at j.
+std::vector<root_part> block_parts(const coll_args& a);
 
-// Number of blocks n by the linear cost model (algorithms.md 1.6): minimises
+// The rounds of the all-broadcast of `parts` (every root at once) on a's ranks, with n from
+// blocks_for on their total size, at most as many blocks as the largest part has elements:
+// allgather(v) forwards, reduce_scatter(_block) backwards, allreduce both.
+void all_broadcast_rounds(schedule& s, const coll_args& a, std::span<const root_part> parts, buffer_id buf,
+                          circulant_direction dir);
+
+// Cost of an all-broadcast of `bytes` in total (one direction; with combining if reduces).
+double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint64_t max_part, bool reduces,
+                                    const cost_model& m);
+// The same for the blocks of a's layout, elements of `elem` bytes.
+double block_all_broadcast_cost(const coll_args& a, std::size_t elem, bool reduces, const cost_model& m);
+
+// Number of blocks n by the linear cost model: minimises
 // (n - 1 + q)(alpha + beta * bytes / n), i.e. n* = sqrt((q - 1) beta bytes / alpha), at least
 // 1 and at most max_blocks. `bytes` is what one round would carry with n = 1.
 int choose_blocks(int q, double bytes, std::uint64_t max_blocks, const cost_model& m);
@@ -58,8 +70,9 @@ int choose_blocks(int q, double bytes, std::uint64_t max_blocks, const cost_mode
 // the machine's cost model.
 int blocks_for(const coll_args& a, int q, std::uint64_t bytes, std::uint64_t max_blocks);
 
-// The calibrated cost model if one was loaded (RANKLAB_COST_MODEL / ranklab tune), else
-// the defaults.
+// The cost model of the selection table in use (as `ranklab tune` calibrates it; see
+// ranklab/selection.hpp), the defaults with the built-in table. The circulant block count
+// and the direct reductions' choice of scheme depend on it.
 const cost_model& machine_cost_model();
 
 // The schedules of all p virtual ranks, computed once per p and thread (allgather and

@@ -1,4 +1,6 @@
-// Circulant-graph broadcast schedules (J. L. Träff, seed 000; docs/algorithms.md 1.1-1.5).
+// The schedule core: circulant-graph broadcast schedules after J. L. Träff, "Optimal
+// Broadcast Schedules in Logarithmic Time with Applications to Broadcast, All-Broadcast,
+// Reduction and All-Reduction" ("the paper" below).
 //
 // Computes the skips, the baseblock (O(log p)), the receive schedule by the depth-first
 // search with unlinking of accepted skip indices (O(log p)), the send schedule with at most
@@ -16,8 +18,7 @@ namespace ranklab::circulant {
 
 skips::skips(std::int64_t p_) : p(p_) {
   if (p_ < 1 || p_ > max_p)
-    throw std::invalid_argument("circulant: p must be in 1.." + std::to_string(max_p) +
-                                ", got " + std::to_string(p_));
+    throw std::invalid_argument("circulant: p must be in 1.." + std::to_string(max_p) + ", got " + std::to_string(p_));
   q = 0;
   while ((std::int64_t{1} << q) < p) ++q;
   skip[static_cast<std::size_t>(q)] = p;
@@ -59,11 +60,11 @@ struct counting_stats {
   void violation() { ++counts.violations; }
 };
 
-// The receive-schedule search (Algorithm 4 of the paper, algorithms.md 1.3) for rank r:
-// finds the intermediate ranks c_0 < c_1 < ... towards target = p + r (searching upwards
-// from 0 avoids modular arithmetic); the skip index e of the last hop to c_k gives recv[k]
-// (the baseblock b when e == q, else block e - q). Stops once recv[0..limit-1] are known: entries are only ever appended, so a prefix is final as soon
-// as it is filled.
+// The receive-schedule search (Algorithm 4 of the paper) for rank r: finds the
+// intermediate ranks c_0 < c_1 < ... towards target = p + r (searching upwards from 0
+// avoids modular arithmetic); the skip index e of the last hop to c_k gives recv[k] (the
+// baseblock b when e == q, else block e - q). Stops once recv[0..limit-1] are known:
+// entries are only ever appended, so a prefix is final as soon as it is filled.
 //
 // Two representation choices keep it fast without changing what it computes:
 //  * The paper keeps the remaining skip indices in a doubly linked list in decreasing order
@@ -99,10 +100,10 @@ void recv_search(const skips& s, std::int64_t r, int b, int* recv, int limit, St
   std::array<frame, max_q + 1> pending;
   int depth = 0;
 
-  int found = 0;                  // entries of recv filled so far
-  std::int64_t lo = target - s[1];  // an intermediate for round `found` must be > lo ...
-  std::int64_t at = 0;            // the current frame's intermediate rank
-  std::int64_t bound = 2 * s.p;   // intermediates found must stay below bound ...
+  int found = 0;                                          // entries of recv filled so far
+  std::int64_t lo = target - s[1];                        // an intermediate for round `found` must be > lo ...
+  std::int64_t at = 0;                                    // the current frame's intermediate rank
+  std::int64_t bound = 2 * s.p;                           // intermediates found must stay below bound ...
   std::int64_t lim = std::min(target - s[0], bound - 1);  // ... and <= target - skip[found]
   int e = q;
   for (;;) {
@@ -165,9 +166,9 @@ void send_schedule_impl(const skips& s, std::int64_t r, int b, int* send, Stats&
     for (int k = 0; k < q; ++k) send[k] = k;
     return;
   }
-  std::int64_t v = r;  // virtual rank
+  std::int64_t v = r;    // virtual rank
   std::int64_t e = s.p;  // invariant: v < e
-  int c = b;  // block to send while v stays in the lower part
+  int c = b;             // block to send while v stays in the lower part
   for (int k = q - 1; k >= 1; --k) {
     if (v < s[k]) {  // lower part: send again what was sent in round k+1 ...
       if (v + s[k] < e || e < s[k - 1] || (k == 1 && b > 0))
@@ -223,8 +224,7 @@ void send_schedule(const skips& s, std::int64_t r, std::span<int> send, schedule
   *stats = counting.counts;
 }
 
-int schedules(const skips& s, std::int64_t r, std::span<int> recv, std::span<int> send,
-              schedule_stats* stats) {
+int schedules(const skips& s, std::int64_t r, std::span<int> recv, std::span<int> send, schedule_stats* stats) {
   require_size(s, recv, "schedules");
   require_size(s, send, "schedules");
   const int b = baseblock(s, r);
@@ -272,9 +272,7 @@ void raise_max(schedule_stats& m, const schedule_stats& x) {
   m.search_steps = std::max(m.search_steps, x.search_steps);
 }
 
-std::string where(const skips& s, std::int64_t r) {
-  return "p=" + std::to_string(s.p) + " rank " + std::to_string(r);
-}
+std::string where(const skips& s, std::int64_t r) { return "p=" + std::to_string(s.p) + " rank " + std::to_string(r); }
 
 check_result fail(std::string what) { return {false, std::move(what), 0}; }
 
@@ -296,8 +294,7 @@ void compute_schedule_table(const skips& s, schedule_table& out) {
   for (std::int64_t r = 0; r < s.p; ++r) {
     schedule_stats st;
     const int b = schedules(s, r, recv, send, &st);
-    if (st.violations > out.max_stats.violations || out.max_violations_rank < 0)
-      out.max_violations_rank = r;
+    if (st.violations > out.max_stats.violations || out.max_violations_rank < 0) out.max_violations_rank = r;
     raise_max(out.max_stats, st);
     out.baseblock[static_cast<std::size_t>(r)] = static_cast<std::int8_t>(b);
     for (int k = 0; k < q; ++k) {
@@ -323,8 +320,8 @@ check_result check_rounds_agree(const skips& s, const schedule_table& t) {
       const std::int64_t from = s.from(r, k);
       if (t.recv_at(r, k) != t.send_at(from, k))
         return fail(where(s, r) + ", round " + std::to_string(k) + ": conditions 1/2 (rank " + std::to_string(r) +
-                    " receives " + std::to_string(t.recv_at(r, k)) + " but rank " + std::to_string(from) +
-                    " sends " + std::to_string(t.send_at(from, k)) + ")");
+                    " receives " + std::to_string(t.recv_at(r, k)) + " but rank " + std::to_string(from) + " sends " +
+                    std::to_string(t.send_at(from, k)) + ")");
     }
   }
   return {};
@@ -368,8 +365,7 @@ check_result check_conditions(const skips& s, const schedule_table& t) {
     if (!in_range) return fail(where(s, r) + ": schedule entry out of range [-q, q-1]");
     const std::uint64_t expected =
         r == 0 ? negative_blocks : (negative_blocks & ~block_bit(b - q, q)) | block_bit(b, q);
-    if (received != expected)
-      return fail(where(s, r) + ": condition 3 (recv entries are not {b} u {-q..-1} \\ {b-q})");
+    if (received != expected) return fail(where(s, r) + ": condition 3 (recv entries are not {b} u {-q..-1} \\ {b-q})");
     if (sent_unheld != 0) {
       held = r == 0 ? 0 : block_bit(b - q, q);
       for (int k = 0; k < q; ++k) {
@@ -435,8 +431,8 @@ bool rank_broadcast_ok(int q, const broadcast_case& bc, const int* recv, const i
 }
 
 // The same simulation with branches, to describe the first problem of a failing rank.
-check_result describe_rank_broadcast(const skips& s, std::int64_t r, const broadcast_case& bc,
-                                     const int* recv, const int* send, std::vector<int>& scratch) {
+check_result describe_rank_broadcast(const skips& s, std::int64_t r, const broadcast_case& bc, const int* recv,
+                                     const int* send, std::vector<int>& scratch) {
   const int q = s.q;
   const int n = bc.n, x = bc.x, rounds = bc.rounds;
   auto failure = [&](int round, int k, const std::string& what) {
@@ -453,8 +449,8 @@ check_result describe_rank_broadcast(const skips& s, std::int64_t r, const broad
     if (got >= 0) {
       auto& arrived = scratch[static_cast<std::size_t>(got)];
       if (arrived >= 0)
-        return failure(i, k, "receives block " + std::to_string(got) + " again (first in round " +
-                                 std::to_string(arrived) + ")");
+        return failure(
+            i, k, "receives block " + std::to_string(got) + " again (first in round " + std::to_string(arrived) + ")");
       arrived = i;
     }
     if (++k == q) {
@@ -493,7 +489,7 @@ check_result check_broadcast(const skips& s, const schedule_table& t, std::span<
   const table_rows rows(t);
   std::array<int, max_q> recv, send;
   for (std::int64_t r = 1; r < s.p; ++r) {  // the root receives nothing and holds everything
-    bool in_range = true;  // the block slot tables cover entries in [-q, q-1]
+    bool in_range = true;                   // the block slot tables cover entries in [-q, q-1]
     for (int k = 0; k < q; ++k) {
       const auto uk = static_cast<std::size_t>(k);
       recv[uk] = rows.recv[uk][r];

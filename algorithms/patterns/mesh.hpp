@@ -1,4 +1,4 @@
-// The 2-D mesh the mesh2d algorithms (bcast, allgather, alltoall) lay the ranks out on.
+// The 2-D mesh the allgather and alltoall mesh2d algorithms lay the ranks out on.
 #pragma once
 #include <cstdint>
 

@@ -91,25 +91,24 @@ enum coll_id {
   C_COUNT
 };
 
-static const char *coll_names[C_COUNT] = {
-    "bcast", "reduce", "allreduce", "allgather", "allgatherv",
-    "alltoall", "barrier", "reduce_scatter_block", "scan",
-    "reduce_scatter", "alltoallv", "gather", "gatherv", "scatter", "scatterv", "exscan"};
+static const char* coll_names[C_COUNT] = {
+    "bcast", "reduce",         "allreduce", "allgather", "allgatherv", "alltoall", "barrier",  "reduce_scatter_block",
+    "scan",  "reduce_scatter", "alltoallv", "gather",    "gatherv",    "scatter",  "scatterv", "exscan"};
 
 /* Collectives with count vectors: run in every --mode. */
 static int is_v(int coll) {
-  return coll == C_ALLGATHERV || coll == C_REDUCE_SCATTER || coll == C_ALLTOALLV ||
-         coll == C_GATHERV || coll == C_SCATTERV;
+  return coll == C_ALLGATHERV || coll == C_REDUCE_SCATTER || coll == C_ALLTOALLV || coll == C_GATHERV ||
+         coll == C_SCATTERV;
 }
 
 /* Collectives on bytes/4 MPI_INTs. */
 static int is_int(int coll) {
-  return coll == C_REDUCE || coll == C_ALLREDUCE || coll == C_SCAN ||
-         coll == C_REDUCE_SCATTER_BLOCK || coll == C_REDUCE_SCATTER || coll == C_EXSCAN;
+  return coll == C_REDUCE || coll == C_ALLREDUCE || coll == C_SCAN || coll == C_REDUCE_SCATTER_BLOCK ||
+         coll == C_REDUCE_SCATTER || coll == C_EXSCAN;
 }
 
 enum gv_mode { M_REGULAR, M_IRREGULAR, M_DEGENERATE, M_COUNT };
-static const char *mode_names[M_COUNT] = {"regular", "irregular", "degenerate"};
+static const char* mode_names[M_COUNT] = {"regular", "irregular", "degenerate"};
 
 typedef struct {
   int coll;
@@ -118,29 +117,26 @@ typedef struct {
   size_t bytes; /* per-rank size as reported */
   int n;        /* element count (bytes or ints, see above) */
   unsigned char *sbuf, *rbuf;
-  int *counts, *displs; /* v-collectives: count_i/displacement per rank (alltoallv:
-                           the receive side; reduce_scatter: in ints) */
+  int *counts, *displs;   /* v-collectives: count_i/displacement per rank (alltoallv:
+                             the receive side; reduce_scatter: in ints) */
   int *scounts, *sdispls; /* alltoallv send side */
 } coll_ctx;
 
-static void coll_kernel(void *vctx, long iters) {
-  coll_ctx *c = (coll_ctx *)vctx;
+static void coll_kernel(void* vctx, long iters) {
+  coll_ctx* c = (coll_ctx*)vctx;
   const MPI_Comm comm = c->comm;
   switch (c->coll) {
     case C_BCAST:
       for (long i = 0; i < iters; ++i) MPI_Bcast(c->rbuf, c->n, MPI_BYTE, 0, comm);
       break;
     case C_REDUCE:
-      for (long i = 0; i < iters; ++i)
-        MPI_Reduce(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, 0, comm);
+      for (long i = 0; i < iters; ++i) MPI_Reduce(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, 0, comm);
       break;
     case C_ALLREDUCE:
-      for (long i = 0; i < iters; ++i)
-        MPI_Allreduce(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
+      for (long i = 0; i < iters; ++i) MPI_Allreduce(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
       break;
     case C_ALLGATHER:
-      for (long i = 0; i < iters; ++i)
-        MPI_Allgather(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, comm);
+      for (long i = 0; i < iters; ++i) MPI_Allgather(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, comm);
       break;
     case C_ALLGATHERV: {
       const int mine = c->counts[c->rank];
@@ -149,31 +145,26 @@ static void coll_kernel(void *vctx, long iters) {
       break;
     }
     case C_ALLTOALL:
-      for (long i = 0; i < iters; ++i)
-        MPI_Alltoall(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, comm);
+      for (long i = 0; i < iters; ++i) MPI_Alltoall(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, comm);
       break;
     case C_BARRIER:
       for (long i = 0; i < iters; ++i) MPI_Barrier(comm);
       break;
     case C_REDUCE_SCATTER_BLOCK:
-      for (long i = 0; i < iters; ++i)
-        MPI_Reduce_scatter_block(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
+      for (long i = 0; i < iters; ++i) MPI_Reduce_scatter_block(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
       break;
     case C_SCAN:
       for (long i = 0; i < iters; ++i) MPI_Scan(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
       break;
     case C_REDUCE_SCATTER:
-      for (long i = 0; i < iters; ++i)
-        MPI_Reduce_scatter(c->sbuf, c->rbuf, c->counts, MPI_INT, MPI_SUM, comm);
+      for (long i = 0; i < iters; ++i) MPI_Reduce_scatter(c->sbuf, c->rbuf, c->counts, MPI_INT, MPI_SUM, comm);
       break;
     case C_ALLTOALLV:
       for (long i = 0; i < iters; ++i)
-        MPI_Alltoallv(c->sbuf, c->scounts, c->sdispls, MPI_BYTE, c->rbuf, c->counts, c->displs,
-                      MPI_BYTE, comm);
+        MPI_Alltoallv(c->sbuf, c->scounts, c->sdispls, MPI_BYTE, c->rbuf, c->counts, c->displs, MPI_BYTE, comm);
       break;
     case C_GATHER:
-      for (long i = 0; i < iters; ++i)
-        MPI_Gather(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, 0, comm);
+      for (long i = 0; i < iters; ++i) MPI_Gather(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, 0, comm);
       break;
     case C_GATHERV: {
       const int mine = c->counts[c->rank];
@@ -182,8 +173,7 @@ static void coll_kernel(void *vctx, long iters) {
       break;
     }
     case C_SCATTER:
-      for (long i = 0; i < iters; ++i)
-        MPI_Scatter(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, 0, comm);
+      for (long i = 0; i < iters; ++i) MPI_Scatter(c->sbuf, c->n, MPI_BYTE, c->rbuf, c->n, MPI_BYTE, 0, comm);
       break;
     case C_SCATTERV: {
       const int mine = c->counts[c->rank];
@@ -192,8 +182,7 @@ static void coll_kernel(void *vctx, long iters) {
       break;
     }
     case C_EXSCAN:
-      for (long i = 0; i < iters; ++i)
-        MPI_Exscan(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
+      for (long i = 0; i < iters; ++i) MPI_Exscan(c->sbuf, c->rbuf, c->n, MPI_INT, MPI_SUM, comm);
       break;
   }
 }
@@ -203,16 +192,19 @@ static void coll_kernel(void *vctx, long iters) {
 static unsigned char pat(long a, long b) { return (unsigned char)((a * 131 + b * 7 + 3) & 0xff); }
 
 /* Fills the send (and for bcast: root's) buffers; zeroes the receive side. */
-static void coll_fill(coll_ctx *c, size_t sbytes, size_t rbytes) {
+static void coll_fill(coll_ctx* c, size_t sbytes, size_t rbytes) {
   memset(c->rbuf, 0, rbytes);
   const int r = c->rank, p = c->p, n = c->n;
-  int *si = (int *)c->sbuf;
+  int* si = (int*)c->sbuf;
   switch (c->coll) {
     case C_BCAST:
       if (r == 0)
         for (int j = 0; j < n; ++j) c->rbuf[j] = pat(j, 0);
       break;
-    case C_REDUCE: case C_ALLREDUCE: case C_SCAN: case C_EXSCAN:
+    case C_REDUCE:
+    case C_ALLREDUCE:
+    case C_SCAN:
+    case C_EXSCAN:
       for (int j = 0; j < n; ++j) si[j] = r + j;
       break;
     case C_REDUCE_SCATTER: /* p*n ints, element k of the whole vector: r + k */
@@ -236,8 +228,7 @@ static void coll_fill(coll_ctx *c, size_t sbytes, size_t rbytes) {
       break;
     case C_ALLTOALLV: /* block for destination d: scounts[d] bytes at sdispls[d] */
       for (int d = 0; d < p; ++d)
-        for (int j = 0; j < c->scounts[d]; ++j)
-          c->sbuf[(size_t)c->sdispls[d] + j] = pat((long)r * p + d, j);
+        for (int j = 0; j < c->scounts[d]; ++j) c->sbuf[(size_t)c->sdispls[d] + j] = pat((long)r * p + d, j);
       break;
     case C_REDUCE_SCATTER_BLOCK:
       for (int d = 0; d < p; ++d)
@@ -260,9 +251,9 @@ static void coll_fill(coll_ctx *c, size_t sbytes, size_t rbytes) {
 }
 
 /* Returns the number of wrong elements on this rank. */
-static long coll_verify(const coll_ctx *c) {
+static long coll_verify(const coll_ctx* c) {
   const int r = c->rank, p = c->p, n = c->n;
-  const int *ri = (const int *)c->rbuf;
+  const int* ri = (const int*)c->rbuf;
   long bad = 0;
   const long tri = (long)p * (p - 1) / 2;
   switch (c->coll) {
@@ -283,8 +274,7 @@ static long coll_verify(const coll_ctx *c) {
       for (int j = 0; j < n; ++j) bad += ri[j] != (int)(tri + (long)p * (r + j));
       break;
     case C_REDUCE_SCATTER: /* my count_r ints start at element displs[r] of the vector */
-      for (int j = 0; j < c->counts[r]; ++j)
-        bad += ri[j] != (int)(tri + (long)p * ((long)c->displs[r] + j));
+      for (int j = 0; j < c->counts[r]; ++j) bad += ri[j] != (int)(tri + (long)p * ((long)c->displs[r] + j));
       break;
     case C_EXSCAN: /* sum over q < r of (q + j); rank 0 undefined */
       if (r > 0)
@@ -298,8 +288,7 @@ static long coll_verify(const coll_ctx *c) {
     case C_GATHERV:
       if (r == 0)
         for (int q = 0; q < p; ++q)
-          for (int j = 0; j < c->counts[q]; ++j)
-            bad += c->rbuf[(size_t)c->displs[q] + j] != pat(q, j);
+          for (int j = 0; j < c->counts[q]; ++j) bad += c->rbuf[(size_t)c->displs[q] + j] != pat(q, j);
       break;
     case C_SCATTER:
       for (int j = 0; j < n; ++j) bad += c->rbuf[j] != pat(r, j);
@@ -309,8 +298,7 @@ static long coll_verify(const coll_ctx *c) {
       break;
     case C_ALLTOALLV: /* from source s: counts[s] bytes at displs[s] */
       for (int s = 0; s < p; ++s)
-        for (int j = 0; j < c->counts[s]; ++j)
-          bad += c->rbuf[(size_t)c->displs[s] + j] != pat((long)s * p + r, j);
+        for (int j = 0; j < c->counts[s]; ++j) bad += c->rbuf[(size_t)c->displs[s] + j] != pat((long)s * p + r, j);
       break;
     case C_ALLGATHER:
       for (int q = 0; q < p; ++q)
@@ -331,7 +319,7 @@ static long coll_verify(const coll_ctx *c) {
 }
 
 /* v-collective counts (allgatherv etc.): total p*bytes in every mode. */
-static void gv_counts(int mode, int p, size_t bytes, int *counts, int *displs) {
+static void gv_counts(int mode, int p, size_t bytes, int* counts, int* displs) {
   const long total = (long)p * (long)bytes;
   long acc = 0;
   for (int i = 0; i < p; ++i) {
@@ -355,7 +343,7 @@ static void gv_counts(int mode, int p, size_t bytes, int *counts, int *displs) {
   }
 }
 
-static void usage(const char *prog) {
+static void usage(const char* prog) {
   if (peer_rank() != 0) return;
   fprintf(stderr,
           "usage: mpirun -np P %s [options] COLL[,COLL...] [SIZES]\n"
@@ -371,7 +359,7 @@ static void usage(const char *prog) {
           prog, peer_common_usage);
 }
 
-static int parse_colls(const char *arg, int *want) {
+static int parse_colls(const char* arg, int* want) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", arg);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -382,7 +370,7 @@ static int parse_colls(const char *arg, int *want) {
     int found = 0;
     for (int k = 0; k < C_COUNT; ++k) {
       /* accept MPI_Allreduce-style spellings too */
-      const char *t = tok;
+      const char* t = tok;
       if (!strncmp(t, "MPI_", 4) || !strncmp(t, "mpi_", 4)) t += 4;
       if (!strcasecmp(t, coll_names[k])) {
         want[k] = 1;
@@ -394,7 +382,7 @@ static int parse_colls(const char *arg, int *want) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = peer_rank(), p = peer_size();
 
@@ -403,7 +391,7 @@ int main(int argc, char **argv) {
   int want[C_COUNT] = {0}, want_mode[M_COUNT] = {1, 1, 1}, any = 0, check = 1, npos = 0;
   for (int i = 1; i < argc; ++i) {
     if (peer_common_option(argc, argv, &i, &o)) continue;
-    const char *a = argv[i];
+    const char* a = argv[i];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       usage(argv[0]);
       MPI_Finalize();
@@ -411,7 +399,7 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a, "--no-check")) {
       check = 0;
     } else if (!strcmp(a, "--mode") && i + 1 < argc) {
-      const char *m = argv[++i];
+      const char* m = argv[++i];
       memset(want_mode, 0, sizeof want_mode);
       if (!strcmp(m, "all")) {
         for (int k = 0; k < M_COUNT; ++k) want_mode[k] = 1;
@@ -442,15 +430,8 @@ int main(int argc, char **argv) {
   }
 
   char full[MPI_MAX_LIBRARY_VERSION_STRING];
-  {
-    char detected[64];
-    peer_detect_impl(detected, sizeof detected, full, sizeof full);
-    if (!o.impl[0]) snprintf(o.impl, sizeof o.impl, "%s", detected);
-  }
-  if (o.nsizes == 0) {
-    static const size_t def[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20};
-    for (size_t k = 0; k < sizeof def / sizeof def[0]; ++k) o.sizes[o.nsizes++] = def[k];
-  }
+  static const size_t def[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20};
+  peer_finish_opts(&o, full, sizeof full, def, (int)(sizeof def / sizeof def[0]));
   if (rank == 0 && o.verbose) fprintf(stderr, "# %s (impl=%s, p=%d)\n", full, o.impl, p);
   if (rank == 0 && !o.json && o.header) printf("impl,coll,mode,p,bytes,usec\n");
 
@@ -459,10 +440,10 @@ int main(int argc, char **argv) {
   c.rank = rank;
   c.p = p;
   c.comm = MPI_COMM_WORLD;
-  c.counts = (int *)malloc(sizeof(int) * (size_t)p);
-  c.displs = (int *)malloc(sizeof(int) * (size_t)p);
-  c.scounts = (int *)malloc(sizeof(int) * (size_t)p);
-  c.sdispls = (int *)malloc(sizeof(int) * (size_t)p);
+  c.counts = (int*)malloc(sizeof(int) * (size_t)p);
+  c.displs = (int*)malloc(sizeof(int) * (size_t)p);
+  c.scounts = (int*)malloc(sizeof(int) * (size_t)p);
+  c.sdispls = (int*)malloc(sizeof(int) * (size_t)p);
 
   for (int coll = 0; coll < C_COUNT; ++coll) {
     if (!want[coll]) continue;
@@ -487,18 +468,31 @@ int main(int argc, char **argv) {
         c.n = (int)(ints ? bytes / sizeof(int) : bytes);
         const int root = rank == 0;
         switch (coll) {
-          case C_BCAST: rbytes = bytes; break;
-          case C_REDUCE: case C_ALLREDUCE: case C_SCAN: case C_EXSCAN:
+          case C_BCAST:
+            rbytes = bytes;
+            break;
+          case C_REDUCE:
+          case C_ALLREDUCE:
+          case C_SCAN:
+          case C_EXSCAN:
             sbytes = rbytes = bytes;
             break;
-          case C_ALLGATHER: sbytes = bytes; rbytes = bytes * p; break;
+          case C_ALLGATHER:
+            sbytes = bytes;
+            rbytes = bytes * p;
+            break;
           case C_ALLGATHERV:
             gv_counts(mode, p, bytes, c.counts, c.displs);
             sbytes = (size_t)c.counts[rank];
             rbytes = bytes * p;
             break;
-          case C_ALLTOALL: sbytes = rbytes = bytes * p; break;
-          case C_REDUCE_SCATTER_BLOCK: sbytes = bytes * p; rbytes = bytes; break;
+          case C_ALLTOALL:
+            sbytes = rbytes = bytes * p;
+            break;
+          case C_REDUCE_SCATTER_BLOCK:
+            sbytes = bytes * p;
+            rbytes = bytes;
+            break;
           case C_REDUCE_SCATTER: /* counts in ints: total p*n ints */
             gv_counts(mode, p, (size_t)c.n, c.counts, c.displs);
             sbytes = bytes * p;
@@ -513,22 +507,29 @@ int main(int argc, char **argv) {
             sbytes = (size_t)c.counts[rank] * p;
             rbytes = bytes * p;
             break;
-          case C_GATHER: sbytes = bytes; rbytes = root ? bytes * p : 0; break;
+          case C_GATHER:
+            sbytes = bytes;
+            rbytes = root ? bytes * p : 0;
+            break;
           case C_GATHERV:
             gv_counts(mode, p, bytes, c.counts, c.displs);
             sbytes = (size_t)c.counts[rank];
             rbytes = root ? bytes * p : 0;
             break;
-          case C_SCATTER: sbytes = root ? bytes * p : 0; rbytes = bytes; break;
+          case C_SCATTER:
+            sbytes = root ? bytes * p : 0;
+            rbytes = bytes;
+            break;
           case C_SCATTERV:
             gv_counts(mode, p, bytes, c.counts, c.displs);
             sbytes = root ? bytes * p : 0;
             rbytes = (size_t)c.counts[rank];
             break;
-          default: break;
+          default:
+            break;
         }
-        c.sbuf = (unsigned char *)peer_alloc(sbytes, 0);
-        c.rbuf = (unsigned char *)peer_alloc(rbytes, 0);
+        c.sbuf = (unsigned char*)peer_alloc(sbytes, 0);
+        c.rbuf = (unsigned char*)peer_alloc(rbytes, 0);
 
         if (check) {
           coll_fill(&c, sbytes, rbytes);
@@ -538,8 +539,8 @@ int main(int argc, char **argv) {
           MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, c.comm);
           if (allbad) {
             char m[160];
-            snprintf(m, sizeof m, "verification failed: %s mode=%s bytes=%zu: %ld wrong elements",
-                     coll_names[coll], mode_names[mode], bytes, allbad);
+            snprintf(m, sizeof m, "verification failed: %s mode=%s bytes=%zu: %ld wrong elements", coll_names[coll],
+                     mode_names[mode], bytes, allbad);
             peer_die(m);
           }
         }
@@ -548,24 +549,22 @@ int main(int argc, char **argv) {
         double usec = 1e6 * peer_measure_ex(&o, coll_kernel, &c, c.comm, &res);
         if (rank == 0) {
           if (o.json)
-            printf("{\"impl\":\"%s\",\"coll\":\"%s\",\"mode\":\"%s\",\"p\":%d,\"bytes\":%zu,"
-                   "\"usec\":%.4f,\"iters\":%ld,\"batches\":%d,\"checked\":%s,\"cut\":%s}\n",
-                   o.impl, coll_names[coll], mode_names[mode], p, bytes, usec, res.iters,
-                   res.batches, check ? "true" : "false", res.cut ? "true" : "false");
+            printf(
+                "{\"impl\":\"%s\",\"coll\":\"%s\",\"mode\":\"%s\",\"p\":%d,\"bytes\":%zu,"
+                "\"usec\":%.4f,\"iters\":%ld,\"batches\":%d,\"checked\":%s,\"cut\":%s}\n",
+                o.impl, coll_names[coll], mode_names[mode], p, bytes, usec, res.iters, res.batches,
+                check ? "true" : "false", res.cut ? "true" : "false");
           else
-            printf("%s,%s,%s,%d,%zu,%.4f\n", o.impl, coll_names[coll], mode_names[mode], p, bytes,
-                   usec);
+            printf("%s,%s,%s,%d,%zu,%.4f\n", o.impl, coll_names[coll], mode_names[mode], p, bytes, usec);
           if (o.verbose)
-            fprintf(stderr, "#   %s %s bytes=%zu check=%s iters/batch=%ld batches=%d time=%.2fs\n",
-                    coll_names[coll], mode_names[mode], bytes, check ? "ok" : "skipped",
-                    res.iters, res.batches, res.elapsed);
+            fprintf(stderr, "#   %s %s bytes=%zu check=%s iters/batch=%ld batches=%d time=%.2fs\n", coll_names[coll],
+                    mode_names[mode], bytes, check ? "ok" : "skipped", res.iters, res.batches, res.elapsed);
           if (res.cut)
             fprintf(stderr,
                     "# note: %s %s bytes=%zu: --max-time %.3g s reached after %.2f s, "
                     "%d of %d batches of %ld calls%s\n",
-                    coll_names[coll], mode_names[mode], bytes, peer_budget(&o), res.elapsed,
-                    res.batches, o.batches, res.iters,
-                    res.batches == 0 ? " (calibration batch reported)" : "");
+                    coll_names[coll], mode_names[mode], bytes, peer_budget(&o), res.elapsed, res.batches, o.batches,
+                    res.iters, res.batches == 0 ? " (calibration batch reported)" : "");
           fflush(stdout);
           fflush(stderr);
         }

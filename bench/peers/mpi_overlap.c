@@ -1,4 +1,5 @@
-/* Overlap of MPI_Iallgather / MPI_Iallreduce with computation (seed 004, issue 5).
+/* Overlap of MPI_Iallgather / MPI_Iallreduce with computation, the measure of A. D. Anenkov,
+ * "Implementation of J. Bruck's algorithm for the non-blocking Allgather operation in LibNBC".
  *
  * Counterpart of ranklab's bench_overlap, measured the same way:
  *
@@ -34,29 +35,13 @@
  *         mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -np 8 \
  *             ./mpi_overlap.openmpi --colls allgather --sizes 8,1Ki
  */
-#include "peer_common.h"
+#include "overlap_compute.h"
+#include "peer_common.h" /* first: its feature-test macros precede every system header */
 
 #include <time.h>
 
 #define MAX_COLLS 2
 #define MAX_MODES 2
-
-/* ---- the computation (same as bench_overlap.cpp) ------------------------------------ */
-static volatile double compute_sink = 0;
-
-static __attribute__((noinline)) void compute(uint64_t units) {
-  double a0 = 0.5, a1 = 0.25, a2 = 0.125, a3 = 0.0625;
-  const double m = 0.999999, k = 0.000001;
-  for (uint64_t u = 0; u < units; ++u) {
-    for (int j = 0; j < 16; ++j) {
-      a0 = a0 * m + k;
-      a1 = a1 * m + k;
-      a2 = a2 * m + k;
-      a3 = a3 * m + k;
-    }
-  }
-  compute_sink = compute_sink + a0 + a1 + a2 + a3;
-}
 
 static double now_seconds(void) {
   struct timespec ts;
@@ -69,7 +54,7 @@ static double units_per_second(void) {
   uint64_t units = 1000;
   for (;;) {
     double t0 = now_seconds();
-    compute(units);
+    overlap_compute(units);
     double s = now_seconds() - t0;
     if (s >= 0.01) return (double)units / s;
     units *= 2;
@@ -78,29 +63,29 @@ static double units_per_second(void) {
 
 /* ---- one measurement ----------------------------------------------------------------- */
 typedef struct {
-  int allgather;   /* 1: MPI_Iallgather, 0: MPI_Iallreduce */
-  int test_mode;   /* 1: MPI_Test between slices */
-  int tests;       /* MPI_Test calls per iteration in test mode */
+  int allgather; /* 1: MPI_Iallgather, 0: MPI_Iallreduce */
+  int test_mode; /* 1: MPI_Test between slices */
+  int tests;     /* MPI_Test calls per iteration in test mode */
   void *sbuf, *rbuf;
-  int count;       /* elements: bytes (allgather) or doubles (allreduce) */
+  int count; /* elements: bytes (allgather) or doubles (allreduce) */
   MPI_Comm comm;
 } ov_ctx;
 
 enum { PURE, COMP, TOTAL };
 
-static int slices(const ov_ctx *c) { return c->test_mode ? c->tests + 1 : 1; }
+static int slices(const ov_ctx* c) { return c->test_mode ? c->tests + 1 : 1; }
 
-static void start(const ov_ctx *c, MPI_Request *r) {
+static void start(const ov_ctx* c, MPI_Request* r) {
   if (c->allgather)
     MPI_Iallgather(c->sbuf, c->count, MPI_BYTE, c->rbuf, c->count, MPI_BYTE, c->comm, r);
   else
     MPI_Iallreduce(c->sbuf, c->rbuf, c->count, MPI_DOUBLE, MPI_SUM, c->comm, r);
 }
 
-static void compute_sliced(const ov_ctx *c, uint64_t units, MPI_Request *r) {
+static void compute_sliced(const ov_ctx* c, uint64_t units, MPI_Request* r) {
   const int k = slices(c);
   for (int s = 0; s < k; ++s) {
-    compute(units / (uint64_t)k);
+    overlap_compute(units / (uint64_t)k);
     if (r && s + 1 < k) {
       int flag;
       MPI_Test(r, &flag, MPI_STATUS_IGNORE);
@@ -108,7 +93,7 @@ static void compute_sliced(const ov_ctx *c, uint64_t units, MPI_Request *r) {
   }
 }
 
-static void body(const ov_ctx *c, int kind, uint64_t units) {
+static void body(const ov_ctx* c, int kind, uint64_t units) {
   MPI_Request r;
   switch (kind) {
     case PURE:
@@ -126,7 +111,7 @@ static void body(const ov_ctx *c, int kind, uint64_t units) {
   }
 }
 
-static double timed(const ov_ctx *c, int kind, uint64_t units) {
+static double timed(const ov_ctx* c, int kind, uint64_t units) {
   MPI_Barrier(c->comm);
   double t0 = now_seconds();
   body(c, kind, units);
@@ -134,12 +119,12 @@ static double timed(const ov_ctx *c, int kind, uint64_t units) {
 }
 
 /* n timed iterations of one kind; fills t[0..n) with the max over ranks of each. */
-static void phase(const ov_ctx *c, int kind, uint64_t units, int n, double *t) {
+static void phase(const ov_ctx* c, int kind, uint64_t units, int n, double* t) {
   for (int i = 0; i < n; ++i) t[i] = timed(c, kind, units);
   MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, c->comm);
 }
 
-static double phase_median(const ov_ctx *c, int kind, uint64_t units, int n) {
+static double phase_median(const ov_ctx* c, int kind, uint64_t units, int n) {
   double t[64];
   if (n > 64) n = 64;
   phase(c, kind, units, n, t);
@@ -151,11 +136,9 @@ typedef struct {
   int iterations;
 } ov_result;
 
-static uint64_t at_least(double v, uint64_t lo) {
-  return v > (double)lo ? (uint64_t)v : lo;
-}
+static uint64_t at_least(double v, uint64_t lo) { return v > (double)lo ? (uint64_t)v : lo; }
 
-static ov_result measure(const ov_ctx *c, double rate, double loop_seconds) {
+static ov_result measure(const ov_ctx* c, double rate, double loop_seconds) {
   ov_result res;
   /* Warm-up, then t_pure for the calibration: 5 iterations, more (up to 50, ~5 ms) when
    * they are short. */
@@ -195,8 +178,8 @@ static ov_result measure(const ov_ctx *c, double rate, double loop_seconds) {
   res.iterations = n;
 
   /* The measurement: pure, comp and total interleaved. */
-  double *t = (double *)malloc(sizeof(double) * 3 * (size_t)n);
-  double *kind = (double *)malloc(sizeof(double) * (size_t)n);
+  double* t = (double*)malloc(sizeof(double) * 3 * (size_t)n);
+  double* kind = (double*)malloc(sizeof(double) * (size_t)n);
   if (!t || !kind) peer_die_local("out of memory");
   for (int i = 0; i < n; ++i) {
     t[3 * i] = timed(c, PURE, 0);
@@ -204,7 +187,7 @@ static ov_result measure(const ov_ctx *c, double rate, double loop_seconds) {
     t[3 * i + 2] = timed(c, TOTAL, units);
   }
   MPI_Allreduce(MPI_IN_PLACE, t, 3 * n, MPI_DOUBLE, MPI_MAX, c->comm);
-  double *out[3] = {&res.t_pure, &res.t_comp, &res.t_total};
+  double* out[3] = {&res.t_pure, &res.t_comp, &res.t_total};
   for (int j = 0; j < 3; ++j) {
     for (int i = 0; i < n; ++i) kind[i] = t[3 * i + j];
     *out[j] = peer_median(kind, n);
@@ -215,7 +198,7 @@ static ov_result measure(const ov_ctx *c, double rate, double loop_seconds) {
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
-static void usage(const char *prog) {
+static void usage(const char* prog) {
   if (peer_rank() != 0) return;
   fprintf(stderr,
           "usage: mpirun -np P %s [options]\n"
@@ -231,7 +214,7 @@ static void usage(const char *prog) {
 }
 
 /* Parses a comma list against `names`; sets flags[i] for each name found. */
-static int parse_names(const char *arg, const char *const *names, int n, int *flags) {
+static int parse_names(const char* arg, const char* const* names, int n, int* flags) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", arg);
   for (int i = 0; i < n; ++i) flags[i] = 0;
@@ -244,7 +227,7 @@ static int parse_names(const char *arg, const char *const *names, int n, int *fl
   return 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = peer_rank(), p = peer_size();
   (void)peer_measure; /* shared helpers this program does not use (silences -Wunused) */
@@ -252,13 +235,13 @@ int main(int argc, char **argv) {
 
   peer_opts o;
   peer_default_opts(&o);
-  static const char *const coll_names[MAX_COLLS] = {"allgather", "allreduce"};
-  static const char *const mode_names[MAX_MODES] = {"test", "wait"};
+  static const char* const coll_names[MAX_COLLS] = {"allgather", "allreduce"};
+  static const char* const mode_names[MAX_MODES] = {"test", "wait"};
   int colls[MAX_COLLS] = {1, 1}, modes[MAX_MODES] = {1, 0};
   int tests = 3;
   double loop_seconds = 0.06;
   for (int i = 1; i < argc; ++i) {
-    const char *a = argv[i];
+    const char* a = argv[i];
     if (!strcmp(a, "--colls") && i + 1 < argc) {
       if (parse_names(argv[++i], coll_names, MAX_COLLS, colls)) peer_die("bad --colls");
     } else if (!strcmp(a, "--modes") && i + 1 < argc) {
@@ -285,15 +268,8 @@ int main(int argc, char **argv) {
   }
 
   char full[MPI_MAX_LIBRARY_VERSION_STRING];
-  {
-    char detected[64];
-    peer_detect_impl(detected, sizeof detected, full, sizeof full);
-    if (!o.impl[0]) snprintf(o.impl, sizeof o.impl, "%s", detected);
-  }
-  if (o.nsizes == 0) {
-    static const size_t def[] = {8, 1024, 65536, 1 << 20};
-    for (size_t k = 0; k < sizeof def / sizeof def[0]; ++k) o.sizes[o.nsizes++] = def[k];
-  }
+  static const size_t def[] = {8, 1024, 65536, 1 << 20};
+  peer_finish_opts(&o, full, sizeof full, def, (int)(sizeof def / sizeof def[0]));
   size_t maxbytes = 0;
   for (int k = 0; k < o.nsizes; ++k)
     if (o.sizes[k] > maxbytes) maxbytes = o.sizes[k];
@@ -316,7 +292,7 @@ int main(int argc, char **argv) {
     if (!colls[ci]) continue;
     c.allgather = ci == 0;
     if (!c.allgather) /* doubles summed: start from finite values */
-      for (size_t e = 0; e < maxbytes / sizeof(double); ++e) ((double *)c.sbuf)[e] = 1.0 + rank;
+      for (size_t e = 0; e < maxbytes / sizeof(double); ++e) ((double*)c.sbuf)[e] = 1.0 + rank;
     for (int mi = 0; mi < MAX_MODES; ++mi) {
       if (!modes[mi]) continue;
       c.test_mode = mi == 0;
@@ -329,8 +305,8 @@ int main(int argc, char **argv) {
           if (ov < 0) ov = 0;
           printf("%s,%s,%s,%d,%zu,%.3f,%.3f,%.3f,%.1f\n", o.impl, coll_names[ci], mode_names[mi], p, bytes,
                  r.t_pure * 1e6, r.t_comp * 1e6, r.t_total * 1e6, ov);
-          if (o.verbose) fprintf(stderr, "#   %s %s bytes=%zu iterations=%d\n", coll_names[ci], mode_names[mi],
-                                 bytes, r.iterations);
+          if (o.verbose)
+            fprintf(stderr, "#   %s %s bytes=%zu iterations=%d\n", coll_names[ci], mode_names[mi], bytes, r.iterations);
           fflush(stdout);
         }
       }

@@ -30,14 +30,14 @@ typedef struct {
   MPI_Comm comm;
 } sr_ctx;
 
-static void sr_kernel(void *vctx, long iters) {
-  sr_ctx *c = (sr_ctx *)vctx;
+static void sr_kernel(void* vctx, long iters) {
+  sr_ctx* c = (sr_ctx*)vctx;
   for (long i = 0; i < iters; ++i)
-    MPI_Sendrecv(c->sbuf, c->count, MPI_BYTE, c->dest, 0, c->rbuf, c->count, MPI_BYTE, c->src,
-                 0, c->comm, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(c->sbuf, c->count, MPI_BYTE, c->dest, 0, c->rbuf, c->count, MPI_BYTE, c->src, 0, c->comm,
+                 MPI_STATUS_IGNORE);
 }
 
-static void usage(const char *prog) {
+static void usage(const char* prog) {
   if (peer_rank() != 0) return;
   fprintf(stderr,
           "usage: mpirun -np 2 %s [--ring] [options]\n"
@@ -49,7 +49,7 @@ static void usage(const char *prog) {
           prog, peer_common_usage);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int rank = peer_rank(), p = peer_size();
 
@@ -74,28 +74,20 @@ int main(int argc, char **argv) {
   }
 
   char full[MPI_MAX_LIBRARY_VERSION_STRING];
-  {
-    char detected[64];
-    peer_detect_impl(detected, sizeof detected, full, sizeof full);
-    if (!o.impl[0]) snprintf(o.impl, sizeof o.impl, "%s", detected);
-  }
-  if (o.nsizes == 0) {
-    if (ring) {
-      o.sizes[o.nsizes++] = 8;
-    } else {
-      static const size_t def[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20, 16 << 20};
-      for (size_t k = 0; k < sizeof def / sizeof def[0]; ++k) o.sizes[o.nsizes++] = def[k];
-    }
-  }
+  static const size_t ring_def[] = {8};
+  static const size_t def[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20, 16 << 20};
+  if (ring)
+    peer_finish_opts(&o, full, sizeof full, ring_def, 1);
+  else
+    peer_finish_opts(&o, full, sizeof full, def, (int)(sizeof def / sizeof def[0]));
   if (ring && o.fixed_iters == 0) o.fixed_iters = 1000;
 
   if (p < 2) peer_die("needs at least 2 ranks");
   if (!ring && (p & 1)) peer_die("sendrecv test needs an even number of ranks (pairs r, r^1)");
 
-  const char *test = ring ? "ring" : "sendrecv";
+  const char* test = ring ? "ring" : "sendrecv";
   if (rank == 0 && o.verbose) fprintf(stderr, "# %s (impl=%s, p=%d)\n", full, o.impl, p);
-  if (rank == 0 && !o.json && o.header)
-    printf("impl,test,p,bytes,usec_per_round,bandwidth_MBps\n");
+  if (rank == 0 && !o.json && o.header) printf("impl,test,p,bytes,usec_per_round,bandwidth_MBps\n");
 
   size_t maxbytes = 0;
   for (int k = 0; k < o.nsizes; ++k)
@@ -121,9 +113,10 @@ int main(int argc, char **argv) {
     double mbps = usec > 0 ? (double)o.sizes[k] / usec : 0.0;
     if (rank == 0) {
       if (o.json)
-        printf("{\"impl\":\"%s\",\"test\":\"%s\",\"p\":%d,\"bytes\":%zu,\"usec_per_round\":%.4f,"
-               "\"bandwidth_MBps\":%.2f,\"iters\":%ld,\"batches\":%d}\n",
-               o.impl, test, p, o.sizes[k], usec, mbps, iters, o.batches);
+        printf(
+            "{\"impl\":\"%s\",\"test\":\"%s\",\"p\":%d,\"bytes\":%zu,\"usec_per_round\":%.4f,"
+            "\"bandwidth_MBps\":%.2f,\"iters\":%ld,\"batches\":%d}\n",
+            o.impl, test, p, o.sizes[k], usec, mbps, iters, o.batches);
       else
         printf("%s,%s,%d,%zu,%.4f,%.2f\n", o.impl, test, p, o.sizes[k], usec, mbps);
       if (o.verbose) fprintf(stderr, "#   bytes=%zu iters/batch=%ld\n", o.sizes[k], iters);

@@ -49,15 +49,15 @@
 #define PEER_MAX_ITERS 100000000L
 
 typedef struct {
-  char impl[64];          /* implementation label printed in column 1 */
-  double target_seconds;  /* measured time per size, split over batches */
-  double max_seconds;     /* budget per size (calibration + batches); <0: auto, 0: none */
-  int batches;            /* number of timed batches (median is reported) */
-  long fixed_iters;       /* > 0: skip calibration, use this many per batch */
-  long max_iters;         /* > 0: at most this many calls per batch (calibration too) */
-  int json;               /* JSON Lines instead of CSV */
-  int header;             /* print the CSV header line */
-  int verbose;            /* library version etc. on stderr */
+  char impl[64];         /* implementation label printed in column 1 */
+  double target_seconds; /* measured time per size, split over batches */
+  double max_seconds;    /* budget per size (calibration + batches); <0: auto, 0: none */
+  int batches;           /* number of timed batches (median is reported) */
+  long fixed_iters;      /* > 0: skip calibration, use this many per batch */
+  long max_iters;        /* > 0: at most this many calls per batch (calibration too) */
+  int json;              /* JSON Lines instead of CSV */
+  int header;            /* print the CSV header line */
+  int verbose;           /* library version etc. on stderr */
   size_t sizes[PEER_MAX_SIZES];
   int nsizes;
 } peer_opts;
@@ -77,7 +77,7 @@ static int peer_size(void) {
 /* Collective abort: every rank calls it (argument errors, verification
  * failures); rank 0 prints, and the barrier makes sure it has printed before
  * anyone aborts. */
-static void peer_die(const char *msg) {
+static void peer_die(const char* msg) {
   if (peer_rank() == 0) {
     fprintf(stderr, "error: %s\n", msg);
     fflush(stderr);
@@ -88,7 +88,7 @@ static void peer_die(const char *msg) {
 }
 
 /* Abort from a single rank. */
-static void peer_die_local(const char *msg) {
+static void peer_die_local(const char* msg) {
   fprintf(stderr, "error (rank %d): %s\n", peer_rank(), msg);
   fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, 2);
@@ -96,13 +96,13 @@ static void peer_die_local(const char *msg) {
 }
 
 /* "openmpi", "mpich", or a short label derived from the version string. */
-static void peer_detect_impl(char *out, size_t n, char *full, size_t fulln) {
+static void peer_detect_impl(char* out, size_t n, char* full, size_t fulln) {
   char ver[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(ver, &len);
   if (full) {
     snprintf(full, fulln, "%s", ver);
-    char *nl = strchr(full, '\n'); /* first line only */
+    char* nl = strchr(full, '\n'); /* first line only */
     if (nl) *nl = '\0';
   }
   if (strstr(ver, "Open MPI"))
@@ -117,18 +117,41 @@ static void peer_detect_impl(char *out, size_t n, char *full, size_t fulln) {
     snprintf(out, n, "mpi");
 }
 
+/* After the options: the implementation's label (detected unless --impl gave one), its
+ * version's first line into full, and the program's default sizes unless --sizes gave some. */
+static void peer_finish_opts(peer_opts* o, char* full, size_t fulln, const size_t* def, int ndef) {
+  char detected[64];
+  peer_detect_impl(detected, sizeof detected, full, fulln);
+  if (!o->impl[0]) snprintf(o->impl, sizeof o->impl, "%s", detected);
+  if (o->nsizes == 0)
+    for (int k = 0; k < ndef; ++k) o->sizes[o->nsizes++] = def[k];
+}
+
 /* Parse "4096", "4Ki", "4K", "4k", "16Mi", "1Gi" (K/M/G are binary). */
-static int peer_parse_size(const char *s, size_t *out) {
-  char *end = NULL;
+static int peer_parse_size(const char* s, size_t* out) {
+  char* end = NULL;
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
   if (errno || end == s) return -1;
   unsigned long long mul = 1;
   switch (*end) {
-    case 'k': case 'K': mul = 1ull << 10; ++end; break;
-    case 'm': case 'M': mul = 1ull << 20; ++end; break;
-    case 'g': case 'G': mul = 1ull << 30; ++end; break;
-    default: break;
+    case 'k':
+    case 'K':
+      mul = 1ull << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      mul = 1ull << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      mul = 1ull << 30;
+      ++end;
+      break;
+    default:
+      break;
   }
   if (mul != 1 && *end == 'i') ++end;
   if (*end == 'B' || *end == 'b') ++end;
@@ -139,20 +162,19 @@ static int peer_parse_size(const char *s, size_t *out) {
 
 /* Size list: comma separated items, each a size or a geometric range
  * "lo:hi[:factor]" (factor defaults to 2), e.g. "8:16Mi:8" or "8,64,4Ki". */
-static int peer_parse_size_list(const char *arg, size_t *sizes, int *n) {
+static int peer_parse_size_list(const char* arg, size_t* sizes, int* n) {
   char buf[1024];
   snprintf(buf, sizeof buf, "%s", arg);
   *n = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
-    char *c1 = strchr(tok, ':');
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char* c1 = strchr(tok, ':');
     if (!c1) {
       if (*n >= PEER_MAX_SIZES || peer_parse_size(tok, &sizes[*n])) return -1;
       ++*n;
       continue;
     }
     *c1 = '\0';
-    char *c2 = strchr(c1 + 1, ':');
+    char* c2 = strchr(c1 + 1, ':');
     if (c2) *c2 = '\0';
     size_t lo, hi, f = 2;
     if (peer_parse_size(tok, &lo) || peer_parse_size(c1 + 1, &hi)) return -1;
@@ -168,15 +190,15 @@ static int peer_parse_size_list(const char *arg, size_t *sizes, int *n) {
 }
 
 /* Common options; returns 1 if consumed (advancing *i), 0 if unknown. */
-static int peer_common_option(int argc, char **argv, int *i, peer_opts *o) {
-  const char *a = argv[*i];
-#define PEER_NEEDARG()                                            \
-  do {                                                            \
-    if (*i + 1 >= argc) {                                         \
-      char m[128];                                                \
-      snprintf(m, sizeof m, "option %s needs an argument", a);    \
-      peer_die(m);                                                \
-    }                                                             \
+static int peer_common_option(int argc, char** argv, int* i, peer_opts* o) {
+  const char* a = argv[*i];
+#define PEER_NEEDARG()                                         \
+  do {                                                         \
+    if (*i + 1 >= argc) {                                      \
+      char m[128];                                             \
+      snprintf(m, sizeof m, "option %s needs an argument", a); \
+      peer_die(m);                                             \
+    }                                                          \
   } while (0)
   if (!strcmp(a, "--impl")) {
     PEER_NEEDARG();
@@ -218,7 +240,7 @@ static int peer_common_option(int argc, char **argv, int *i, peer_opts *o) {
   return 1;
 }
 
-static void peer_default_opts(peer_opts *o) {
+static void peer_default_opts(peer_opts* o) {
   memset(o, 0, sizeof *o);
   o->target_seconds = 0.2;
   o->max_seconds = -1; /* auto: see peer_budget() */
@@ -226,7 +248,7 @@ static void peer_default_opts(peer_opts *o) {
   o->header = 1;
 }
 
-static const char *peer_common_usage =
+static const char* peer_common_usage =
     "  --impl NAME     label for column 1 (default: detected: openmpi, mpich)\n"
     "  --sizes LIST    sizes in bytes: 8,64,4Ki,1Mi or lo:hi[:factor]\n"
     "  --time SEC      measured time per size, split over batches (default 0.2)\n"
@@ -241,25 +263,24 @@ static const char *peer_common_usage =
     "  --no-header     omit the CSV header line\n"
     "  -v, --verbose   library version and iteration counts on stderr\n";
 
-static int peer_cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
+static int peer_cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
   return (x > y) - (x < y);
 }
 
-static double peer_median(double *v, int n) {
+static double peer_median(double* v, int n) {
   qsort(v, (size_t)n, sizeof *v, peer_cmp_double);
   return (n & 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The operation being timed: performs `iters` back-to-back calls. */
-typedef void (*peer_kernel)(void *ctx, long iters);
+typedef void (*peer_kernel)(void* ctx, long iters);
 
 /* One batch of `iters` back-to-back calls, only a barrier before it. Returns the
  * seconds per call, max over ranks; *elapsed (if given) receives the max over
  * ranks of MPI_Wtime() - t_start at the end of the batch. Both come from one
  * allreduce, so they are identical on every rank. */
-static double peer_time_batch_at(peer_kernel k, void *ctx, long iters, MPI_Comm comm,
-                                 double t_start, double *elapsed) {
+static double peer_time_batch_at(peer_kernel k, void* ctx, long iters, MPI_Comm comm, double t_start, double* elapsed) {
   MPI_Barrier(comm);
   double t0 = MPI_Wtime();
   k(ctx, iters);
@@ -273,7 +294,7 @@ static double peer_time_batch_at(peer_kernel k, void *ctx, long iters, MPI_Comm 
 /* Budget per size in seconds (0: unlimited). The automatic default applies only
  * to calibrated runs: with --iters the caller fixed the work (mpi_pingpong --ring
  * does by default), so only an explicit --max-time limits it. */
-static double peer_budget(const peer_opts *o) {
+static double peer_budget(const peer_opts* o) {
   if (o->max_seconds >= 0) return o->max_seconds;
   if (o->fixed_iters > 0) return 0;
   double b = 10 * o->target_seconds;
@@ -286,18 +307,17 @@ static int peer_over_budget(double budget, double elapsed, double per_call, long
 }
 
 typedef struct {
-  long iters;      /* calls per timed batch */
-  int batches;     /* timed batches actually run (<= o->batches); 0: calibration batch reported */
-  int cut;         /* 1 if the budget reduced the batches (or the calibration) */
-  double elapsed;  /* seconds spent (max over ranks), calibration included */
+  long iters;     /* calls per timed batch */
+  int batches;    /* timed batches actually run (<= o->batches); 0: calibration batch reported */
+  int cut;        /* 1 if the budget reduced the batches (or the calibration) */
+  double elapsed; /* seconds spent (max over ranks), calibration included */
 } peer_result;
 
 /* Warm-up + calibration (doubling until one batch takes >= PEER_CALIB_SECONDS, or
  * the next doubling would overrun the budget), then up to o->batches timed batches
  * of `iters` calls such that all batches together take about o->target_seconds,
  * fewer if the budget would be exceeded. Returns the median seconds per call. */
-static double peer_measure_ex(const peer_opts *o, peer_kernel k, void *ctx, MPI_Comm comm,
-                              peer_result *res) {
+static double peer_measure_ex(const peer_opts* o, peer_kernel k, void* ctx, MPI_Comm comm, peer_result* res) {
   const double budget = peer_budget(o);
   MPI_Barrier(comm);
   const double t_start = MPI_Wtime();
@@ -314,7 +334,10 @@ static double peer_measure_ex(const peer_opts *o, peer_kernel k, void *ctx, MPI_
     for (;;) {
       per_call = peer_time_batch_at(k, ctx, iters, comm, t_start, &elapsed);
       if (per_call * (double)iters >= PEER_CALIB_SECONDS || iters >= cap) break;
-      if (peer_over_budget(budget, elapsed, per_call, 2 * iters)) { cut = 1; break; }
+      if (peer_over_budget(budget, elapsed, per_call, 2 * iters)) {
+        cut = 1;
+        break;
+      }
       iters = 2 * iters < cap ? 2 * iters : cap;
     }
     calib_iters = iters;
@@ -324,7 +347,7 @@ static double peer_measure_ex(const peer_opts *o, peer_kernel k, void *ctx, MPI_
     iters = (long)want;
   }
   const double calib_per_call = per_call;
-  double *t = (double *)malloc(sizeof(double) * (size_t)o->batches);
+  double* t = (double*)malloc(sizeof(double) * (size_t)o->batches);
   int nb = 0;
   for (; nb < o->batches; ++nb) {
     /* the next batch, predicted from the latest per-call figure */
@@ -363,8 +386,7 @@ static double peer_measure_ex(const peer_opts *o, peer_kernel k, void *ctx, MPI_
 
 /* Full measurement: calibrate, then `batches` batches; median seconds per call.
  * (inline: no unused-function warning in programs that call peer_measure_ex) */
-static inline double peer_measure(const peer_opts *o, peer_kernel k, void *ctx, MPI_Comm comm,
-                                  long *iters_out) {
+static inline double peer_measure(const peer_opts* o, peer_kernel k, void* ctx, MPI_Comm comm, long* iters_out) {
   peer_result r;
   double med = peer_measure_ex(o, k, ctx, comm, &r);
   if (iters_out) *iters_out = r.iters;
@@ -372,8 +394,8 @@ static inline double peer_measure(const peer_opts *o, peer_kernel k, void *ctx, 
 }
 
 /* Page-aligned buffer, touched so that page faults are not timed. */
-static void *peer_alloc(size_t bytes, int fill) {
-  void *p = NULL;
+static void* peer_alloc(size_t bytes, int fill) {
+  void* p = NULL;
   if (bytes == 0) bytes = 64;
   if (posix_memalign(&p, 4096, bytes)) peer_die_local("out of memory");
   memset(p, fill, bytes);

@@ -29,15 +29,13 @@ struct call {
 // A call with a regular count (coll_args::count: the buffer length of bcast, reduce,
 // allreduce, scan, exscan; the per-rank block of allgather, scatter, gather, alltoall and
 // reduce_scatter_block). Does not validate: comm and the check harness do, with the rank.
-call make_call(collective c, int p, std::uint64_t count, int root = 0,
-               const datatype& type = datatype_of<std::byte>(), const op& reduction = ops::sum,
-               const algo& choice = {});
+call make_call(collective c, int p, std::uint64_t count, int root = 0, const datatype& type = datatype_of<std::byte>(),
+               const op& reduction = ops::sum, const algo& choice = {});
 
 // A v-collective call: every rank's counts (p entries; p*p for alltoallv, row-major) and
 // optional displacements, as coll_args::counts and coll_args::displs.
-call make_vcall(collective c, int p, std::span<const std::uint64_t> counts,
-                std::span<const std::uint64_t> displs = {}, int root = 0,
-                const datatype& type = datatype_of<std::byte>(), const op& reduction = ops::sum,
+call make_vcall(collective c, int p, std::span<const std::uint64_t> counts, std::span<const std::uint64_t> displs = {},
+                int root = 0, const datatype& type = datatype_of<std::byte>(), const op& reduction = ops::sum,
                 const algo& choice = {});
 
 }  // namespace ranklab

@@ -1,12 +1,13 @@
 // Round-optimal circulant-graph broadcast schedules.
 //
-// Source: J. L. Träff, "Round-optimal n-block broadcast schedules in logarithmic time"
-// (seed 000; restated in docs/algorithms.md, section 1). For p ranks with q = ceil(log2 p)
-// every rank computes, alone and without communication, a receive schedule and a send
-// schedule of q entries each in O(log p) steps. With them, Algorithm 1 broadcasts n blocks
-// from root 0 in the optimal n - 1 + q rounds on the circulant graph with skips
-// skip[0..q] (skip[q] == p); reduce, allgather(v), reduce-scatter and allreduce reuse the
-// same schedules (run backwards and/or for all roots at once).
+// Source: J. L. Träff, "Optimal Broadcast Schedules in Logarithmic Time with Applications
+// to Broadcast, All-Broadcast, Reduction and All-Reduction" ("the paper" below; see also
+// docs/algorithms.md, "Circulant schedules"). For p ranks with q = ceil(log2 p) every rank
+// computes, alone and without communication, a receive schedule and a send schedule of q
+// entries each in O(log p) steps. With them, Algorithm 1 broadcasts n blocks from root 0
+// in the optimal n - 1 + q rounds on the circulant graph with skips skip[0..q]
+// (skip[q] == p); reduce, allgather(v), reduce-scatter and allreduce reuse the same
+// schedules (run backwards and/or for all roots at once).
 //
 // Everything here is pure computation: no runtime, no threads, no heap allocation in the
 // per-rank schedule functions (the verification helpers at the end do allocate).
@@ -30,7 +31,7 @@ namespace ranklab::circulant {
 inline constexpr int max_q = 32;
 inline constexpr std::int64_t max_p = (std::int64_t{1} << 31) - 1;
 
-// The circulant graph (algorithms.md 1.1): q = ceil(log2 p), skip[q] = p and
+// The circulant graph: q = ceil(log2 p), skip[q] = p and
 // skip[k] = ceil(skip[k+1] / 2), so skip[0] = 1. In round i (k = i mod q) every rank r
 // sends to (r + skip[k]) mod p and receives from (r - skip[k]) mod p.
 struct skips {
@@ -66,20 +67,20 @@ struct schedule_stats {
 };
 
 // The smallest skip index in the canonical (greedy) decomposition of r into distinct skips,
-// i.e. the first real block that reaches rank r (algorithms.md 1.2). baseblock(0) == q.
+// i.e. the first real block that reaches rank r. baseblock(0) == q.
 // O(log p). Requires 0 <= r < p.
 int baseblock(const skips& s, std::int64_t r);
 
-// Receive schedule of rank r (algorithms.md 1.3, Algorithms 4 and 5 of the paper):
+// Receive schedule of rank r (Algorithms 4 and 5 of the paper):
 // recv[k] is the block r receives in round k of a phase from (r - skip[k]) mod p.
 // Exactly one entry is non-negative (the baseblock), except at the root (all negative).
 // recv.size() must be >= q; only recv[0..q-1] is written. O(log p), no heap allocation.
 void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv);
 void recv_schedule(const skips& s, std::int64_t r, std::span<int> recv, schedule_stats* stats);
 
-// Send schedule of rank r (algorithms.md 1.4, Algorithm 6 of the paper): send[k] is the
-// block r sends in round k of a phase to (r + skip[k]) mod p; it equals the recv[k] entry of
-// that to-rank. O(log p) (at most 4 "violations" each cost one receive schedule), no heap
+// Send schedule of rank r (Algorithm 6 of the paper): send[k] is the block r sends in
+// round k of a phase to (r + skip[k]) mod p; it equals the recv[k] entry of that to-rank.
+// O(log p) (at most 4 "violations" each cost one receive schedule), no heap
 // allocation. With stats, violations counts those rounds and the recursion/search counters
 // accumulate over the receive schedules computed for them (depth: maximum, others: sum).
 void send_schedule(const skips& s, std::int64_t r, std::span<int> send);
@@ -110,13 +111,13 @@ inline int capped_block(int entry, int offset, int n) {
 
 // What rank r (relative to the root) does in one real round of Algorithm 1.
 struct round_plan {
-  int round = 0;           // 0 .. n-2+q, the real round index
-  int k = 0;               // skip index of the round: (round + x) mod q
-  int offset = 0;          // phase offset added to schedule entries in this round
-  std::int64_t to = 0;     // (r + skip[k]) mod p
-  std::int64_t from = 0;   // (r - skip[k]) mod p
-  int send_block = -1;     // block to send to `to`, or -1 (negative, or `to` is the root)
-  int recv_block = -1;     // block to receive from `from`, or -1 (negative, or r is the root)
+  int round = 0;          // 0 .. n-2+q, the real round index
+  int k = 0;              // skip index of the round: (round + x) mod q
+  int offset = 0;         // phase offset added to schedule entries in this round
+  std::int64_t to = 0;    // (r + skip[k]) mod p
+  std::int64_t from = 0;  // (r - skip[k]) mod p
+  int send_block = -1;    // block to send to `to`, or -1 (negative, or `to` is the root)
+  int recv_block = -1;    // block to receive from `from`, or -1 (negative, or r is the root)
 };
 
 // The plan of real round `round` (0 <= round < broadcast_rounds(s, n)) of Algorithm 1 for
@@ -126,8 +127,8 @@ struct round_plan {
 // sent to the root and the root receives nothing. Send and receive of one round happen at
 // once (one send-receive); a block received in round i can be sent from round i + 1 on.
 // The reduction collectives run the same plans in reverse order with the roles swapped.
-inline round_plan plan_round(const skips& s, int n, std::span<const int> recv,
-                             std::span<const int> send, std::int64_t r, int round) {
+inline round_plan plan_round(const skips& s, int n, std::span<const int> recv, std::span<const int> send,
+                             std::int64_t r, int round) {
   const int q = s.q;
   const int x = (q - (n - 1) % q) % q;
   const int virtual_round = round + x;
@@ -147,8 +148,8 @@ inline round_plan plan_round(const skips& s, int n, std::span<const int> recv,
 // the same plans as plan_round for round = 0, 1, ..., computed incrementally. Nothing for
 // p == 1 or n < 1.
 template <class Fn>
-void for_each_round(const skips& s, int n, std::span<const int> recv,
-                    std::span<const int> send, std::int64_t r, Fn&& fn) {
+void for_each_round(const skips& s, int n, std::span<const int> recv, std::span<const int> send, std::int64_t r,
+                    Fn&& fn) {
   if (s.p == 1 || n < 1) return;
   const int q = s.q;
   const int x = (q - (n - 1) % q) % q;
@@ -189,10 +190,10 @@ struct check_result {
 struct schedule_table {
   std::int64_t p = 0;
   int q = 0;
-  std::vector<std::int8_t> baseblock;  // [r], computed by baseblock()
-  std::vector<std::int8_t> recv;       // [index(r, k)]
-  std::vector<std::int8_t> send;       // [index(r, k)]
-  schedule_stats max_stats;            // maximum of every counter over all ranks
+  std::vector<std::int8_t> baseblock;     // [r], computed by baseblock()
+  std::vector<std::int8_t> recv;          // [index(r, k)]
+  std::vector<std::int8_t> send;          // [index(r, k)]
+  schedule_stats max_stats;               // maximum of every counter over all ranks
   std::int64_t max_violations_rank = -1;  // the first rank reaching max_stats.violations
 
   std::size_t index(std::int64_t r, int k) const { return static_cast<std::size_t>(k * p + r); }
@@ -203,7 +204,7 @@ struct schedule_table {
 // Computes the table of all ranks with the O(log p) algorithms. Reuses out's storage.
 void compute_schedule_table(const skips& s, schedule_table& out);
 
-// The paper's four correctness conditions (section 2) for every rank of the table:
+// The paper's four correctness conditions, for every rank of the table:
 //  1. recv[k] of r == send[k] of (r - skip[k]) mod p  (receiver gets what the sender sends)
 //  2. send[k] of r == recv[k] of (r + skip[k]) mod p  (sender sends what the receiver expects)
 //  3. {recv[0..q-1]} of r == {b} u {-q..-1} \ {b - q} with b = baseblock(r): q different
@@ -220,11 +221,10 @@ check_result check_conditions(const skips& s, const schedule_table& t);
 // (and on whether there is one), and every block sent was received in an earlier round
 // (or the sender is the root). O(p (n + q)); scratch is reused between calls.
 // result.rounds is n - 1 + q (0 for p == 1).
-check_result check_broadcast(const skips& s, const schedule_table& t, int n,
-                             std::vector<int>& scratch);
+check_result check_broadcast(const skips& s, const schedule_table& t, int n, std::vector<int>& scratch);
 // The same for several n in one pass over the ranks (result.rounds: the largest).
-check_result check_broadcast(const skips& s, const schedule_table& t,
-                             std::span<const int> block_counts, std::vector<int>& scratch);
+check_result check_broadcast(const skips& s, const schedule_table& t, std::span<const int> block_counts,
+                             std::vector<int>& scratch);
 
 // Bounds, checked by tests/test_circulant_schedule.cpp and `ranklab verify` for every rank
 // of every p in 1..65536 and for sampled ranks of p up to 2^31 - 1.

@@ -13,23 +13,37 @@
 namespace ranklab {
 
 enum class collective : std::uint8_t {
-  barrier, bcast, reduce, allreduce, allgather, allgatherv, reduce_scatter,
-  reduce_scatter_block, scan, exscan, scatter, scatterv, gather, gatherv, alltoall, alltoallv,
+  barrier,
+  bcast,
+  reduce,
+  allreduce,
+  allgather,
+  allgatherv,
+  reduce_scatter,
+  reduce_scatter_block,
+  scan,
+  exscan,
+  scatter,
+  scatterv,
+  gather,
+  gatherv,
+  alltoall,
+  alltoallv,
 };
 inline constexpr int collective_count = 16;
 
 std::string_view name(collective c);
 std::optional<collective> collective_from_name(std::string_view name);
 bool is_rooted(collective c);
-bool is_reduction(collective c);   // needs an operator
+bool is_reduction(collective c);  // needs an operator
 bool has_vector_counts(collective c);
 
 // Algorithm parameters; 0 / -1 mean "the algorithm chooses".
 struct algo_params {
-  int blocks = 0;              // circulant: number of blocks n
-  int radix = 0;               // k-nomial trees
-  int removed_steps = -1;      // generalized allreduce: r
-  std::uint64_t segment = 0;   // pipelined algorithms: elements per segment
+  int blocks = 0;             // circulant: number of blocks n
+  int radix = 0;              // k-nomial trees
+  int removed_steps = -1;     // generalized allreduce: r
+  std::uint64_t segment = 0;  // pipelined algorithms: elements per segment
   friend bool operator==(const algo_params&, const algo_params&) = default;
 };
 

@@ -10,7 +10,16 @@
 namespace ranklab {
 
 enum class type_kind : std::uint8_t {
-  int8, uint8, int16, uint16, int32, uint32, int64, uint64, float32, float64,
+  int8,
+  uint8,
+  int16,
+  uint16,
+  int32,
+  uint32,
+  int64,
+  uint64,
+  float32,
+  float64,
   bytes  // any trivially copyable type; only user-defined operators reduce it
 };
 
@@ -29,15 +38,23 @@ constexpr datatype datatype_of() {
   static_assert(std::is_trivially_copyable_v<T>, "ranklab moves trivially copyable data only");
   using U = std::remove_cv_t<T>;
   constexpr auto size = static_cast<std::uint32_t>(sizeof(U));
-  if constexpr (std::is_same_v<U, float>) return {type_kind::float32, size};
-  else if constexpr (std::is_same_v<U, double>) return {type_kind::float64, size};
+  if constexpr (std::is_same_v<U, float>)
+    return {type_kind::float32, size};
+  else if constexpr (std::is_same_v<U, double>)
+    return {type_kind::float64, size};
   else if constexpr (std::is_integral_v<U> && !std::is_same_v<U, bool>) {
-    if constexpr (sizeof(U) == 1) return {std::is_signed_v<U> ? type_kind::int8 : type_kind::uint8, size};
-    else if constexpr (sizeof(U) == 2) return {std::is_signed_v<U> ? type_kind::int16 : type_kind::uint16, size};
-    else if constexpr (sizeof(U) == 4) return {std::is_signed_v<U> ? type_kind::int32 : type_kind::uint32, size};
-    else if constexpr (sizeof(U) == 8) return {std::is_signed_v<U> ? type_kind::int64 : type_kind::uint64, size};
-    else return {type_kind::bytes, size};
-  } else return {type_kind::bytes, size};
+    if constexpr (sizeof(U) == 1)
+      return {std::is_signed_v<U> ? type_kind::int8 : type_kind::uint8, size};
+    else if constexpr (sizeof(U) == 2)
+      return {std::is_signed_v<U> ? type_kind::int16 : type_kind::uint16, size};
+    else if constexpr (sizeof(U) == 4)
+      return {std::is_signed_v<U> ? type_kind::int32 : type_kind::uint32, size};
+    else if constexpr (sizeof(U) == 8)
+      return {std::is_signed_v<U> ? type_kind::int64 : type_kind::uint64, size};
+    else
+      return {type_kind::bytes, size};
+  } else
+    return {type_kind::bytes, size};
 }
 
 enum class op_kind : std::uint8_t { sum, prod, min, max, band, bor, bxor, land, lor, user };
@@ -63,8 +80,7 @@ struct op {
   // constexpr constructors (allowed on a non-literal type) keep ops::sum and friends
   // constant-initialized: no static initialization order issues.
   constexpr op() = default;
-  constexpr explicit op(op_kind k, bool commutative_ = true, user_function f = nullptr,
-                        const void* context_ = nullptr)
+  constexpr explicit op(op_kind k, bool commutative_ = true, user_function f = nullptr, const void* context_ = nullptr)
       : kind(k), commutative(commutative_), function(f), context(context_) {}
 
   static op builtin(op_kind k) { return op(k); }

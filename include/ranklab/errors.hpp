@@ -31,8 +31,7 @@ class usage_error : public error {
 // A message did not fit where it was received; names the sender and the receiver.
 class size_mismatch_error : public error {
  public:
-  size_mismatch_error(int rank, std::string operation, int sender, std::size_t sent_bytes,
-                      std::size_t capacity_bytes);
+  size_mismatch_error(int rank, std::string operation, int sender, std::size_t sent_bytes, std::size_t capacity_bytes);
   int sender() const noexcept { return sender_; }
 
  private:

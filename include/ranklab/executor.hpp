@@ -1,7 +1,7 @@
 // Interpreters of schedules that need no threads: the sequential executor (all ranks in
 // one thread, lockstep, real data) and the verifier (pairs sends with receives, checks
 // one-portedness, bounds and sizes, counts rounds, messages and bytes). The thread
-// executor lives in comm.
+// executor runs behind comm (each rank on its own thread).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -22,8 +22,8 @@ struct rank_buffers {
 // Runs every rank's schedule in one thread, round by round: all ranks' pre steps, then all
 // messages of the round (staged, so a rank may send what it receives in the same round
 // only if the schedule says so — the verifier forbids it), then all post steps.
-void execute_sequential(const schedule_set& schedules, std::span<const rank_buffers> buffers,
-                        const datatype& type, const op& reduction = ops::sum);
+void execute_sequential(const schedule_set& schedules, std::span<const rank_buffers> buffers, const datatype& type,
+                        const op& reduction = ops::sum);
 
 struct verify_report {
   bool ok = true;

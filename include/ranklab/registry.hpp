@@ -48,7 +48,7 @@ struct algorithm {
   bool needs_commutative = false;   // the operator must be commutative
   bool needs_power_of_two = false;  // p must be a power of two
   bool one_ported = true;           // false: shared-memory direct, outside the model
-  std::string_view composition;     // e.g. "scatter + allgather (seed 001, improved)"
+  std::string_view composition;     // e.g. "scatter + allgather (improved broadcast)"
   schedule (*build)(const coll_args& args, int rank) = nullptr;
   // Predicted time in seconds for elements of elem_size bytes; nullptr if not modelled.
   double (*cost)(const coll_args& args, std::size_t elem_size, const cost_model& m) = nullptr;
@@ -72,8 +72,8 @@ bool meets_preconditions(const algorithm& a, const coll_args& args);
 // variable RANKLAB_<COLLECTIVE>_ALGORITHM (e.g. RANKLAB_BCAST_ALGORITHM=binomial) wins,
 // then the selection table. Sets `reason` to a short explanation when non-null. When
 // RANKLAB_LOG_SELECTION is set, every choice is logged to stderr.
-const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size,
-                                  std::string_view requested, std::string* reason = nullptr);
+const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size, std::string_view requested,
+                                  std::string* reason = nullptr);
 
 // Builds all p ranks' schedules (for the sequential executor, the verifier, printing).
 schedule_set build_all(const algorithm& a, const coll_args& args);
@@ -83,6 +83,6 @@ schedule_set build_all(const algorithm& a, const coll_args& args);
 #define RANKLAB_CONCAT_INNER(a, b) a##b
 #define RANKLAB_CONCAT(a, b) RANKLAB_CONCAT_INNER(a, b)
 // Registers an algorithm at load time (the library is shared, so every file's registrar runs).
-#define RANKLAB_REGISTER_ALGORITHM(...)                                          \
+#define RANKLAB_REGISTER_ALGORITHM(...)                                              \
   [[maybe_unused]] static const bool RANKLAB_CONCAT(ranklab_registered_, __LINE__) = \
       ::ranklab::registry::add(__VA_ARGS__)

@@ -30,7 +30,7 @@ class request {
   // Rethrows the operation's failure.
   bool test();
   void wait();
-  bool done() const;   // complete, without advancing anything
+  bool done() const;  // complete, without advancing anything
   bool valid() const { return op_ != nullptr; }
 
  private:

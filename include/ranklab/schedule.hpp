@@ -15,9 +15,9 @@
 namespace ranklab {
 
 using buffer_id = std::uint16_t;
-inline constexpr buffer_id in_buffer = 0;       // the caller's send buffer (read only)
-inline constexpr buffer_id out_buffer = 1;      // the caller's receive buffer
-inline constexpr buffer_id first_scratch = 2;   // executor-allocated temporaries
+inline constexpr buffer_id in_buffer = 0;      // the caller's send buffer (read only)
+inline constexpr buffer_id out_buffer = 1;     // the caller's receive buffer
+inline constexpr buffer_id first_scratch = 2;  // executor-allocated temporaries
 
 struct region {
   buffer_id buffer = out_buffer;
@@ -50,8 +50,8 @@ struct round {
   int send_to = no_rank;
   int recv_from = no_rank;
   combine recv_how = combine::copy;
-  std::uint32_t send_begin = 0, send_end = 0;  // into schedule::send_regions()
-  std::uint32_t recv_begin = 0, recv_end = 0;  // into schedule::recv_regions()
+  std::uint32_t send_begin = 0, send_end = 0;                 // into schedule::send_regions()
+  std::uint32_t recv_begin = 0, recv_end = 0;                 // into schedule::recv_regions()
   std::uint32_t pre_begin = 0, post_begin = 0, post_end = 0;  // into schedule::steps()
   // A team-wide fence instead of messages: no rank runs the round's post steps before
   // every rank has run its pre steps (shared-memory direct algorithms only).

@@ -75,8 +75,8 @@ struct selection_table {
   // The optional "measurements" object (what tune measured: ping-pong, kernels, every
   // algorithm's time), JSON text, "" when absent; kept verbatim, not interpreted.
   std::string measurements_json;
-  cost_model model;               // whole-range fit; what machine_cost_model() returns
-  std::vector<cost_band> bands;   // per message-size band, ascending max_bytes; may be empty
+  cost_model model;              // whole-range fit; what machine_cost_model() returns
+  std::vector<cost_band> bands;  // per message-size band, ascending max_bytes; may be empty
   std::vector<selection_rule> rules;
 
   // The band's alpha and beta for a message of `bytes` (gamma from model); model itself

@@ -14,7 +14,9 @@
 namespace ranklab {
 
 class comm;
-namespace detail { struct team_state; }
+namespace detail {
+struct team_state;
+}
 
 enum class binding_policy {
   automatic,  // compact when p fits the cores, none when oversubscribed
@@ -63,8 +65,8 @@ struct binding_info {
 // One round as the thread executor saw it (tracing is off by default and costs one branch).
 struct trace_event {
   int rank = 0;
-  std::uint32_t call = 0;      // collective sequence number (0: point-to-point)
-  std::string_view coll;       // "bcast", ... or "p2p"
+  std::uint32_t call = 0;  // collective sequence number (0: point-to-point)
+  std::string_view coll;   // "bcast", ... or "p2p"
   std::uint32_t round = 0;
   int to = -1, from = -1;
   std::uint64_t bytes_sent = 0, bytes_received = 0;
@@ -111,8 +113,7 @@ class team {
 
 // Starts p rank threads pinned by the team's policy, runs fn on each, joins, rethrows the
 // first failure.
-void run(int p, const std::function<void(comm&)>& fn,
-         team_options options = team_options::from_environment());
+void run(int p, const std::function<void(comm&)>& fn, team_options options = team_options::from_environment());
 // The same on an existing team (to read its bindings or trace afterwards).
 void run(team& t, const std::function<void(comm&)>& fn);
 

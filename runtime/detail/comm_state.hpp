@@ -11,29 +11,21 @@
 #include <thread>
 #include <vector>
 
+#include "detail/aligned_buffer.hpp"
 #include "detail/operation.hpp"
-#include "ranklab/comm.hpp"
+#include "executors/schedule_cache.hpp"
+#include "mailbox/mailbox.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab::detail {
 
-struct cached_schedule {
-  call key_call;          // the call as made (args, type, operator kind, choice)
-  std::string requested;  // choice.name, owned
-  const algorithm* algo = nullptr;
-  std::string reason;
-  schedule plan;
-  std::uint64_t signature = 0;
-  std::string text;  // "bcast(p=8, root=0, count=10) algorithm=binomial"
-};
-
 struct comm_state {
-  std::uint32_t calls = 0;                 // collective calls started
-  operation blocking;                      // reused by every blocking call
-  std::vector<operation*> active;          // outstanding nonblocking operations, by call
-  std::vector<stashed_message> stash;      // early messages
-  std::vector<chunk> stage;                // eager payload staging
-  aligned_bytes scratch;                   // blocking calls' scratch
+  std::uint32_t calls = 0;             // collective calls started
+  operation blocking;                  // reused by every blocking call
+  std::vector<operation*> active;      // outstanding nonblocking operations, by call
+  std::vector<stashed_message> stash;  // early messages
+  std::vector<chunk> stage;            // eager payload staging
+  aligned_bytes scratch;               // blocking calls' scratch
   std::size_t scratch_bytes = 0;
   std::list<std::shared_ptr<cached_schedule>> cache;  // most recent first
   const algorithm* last_algo = nullptr;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "detail/aligned_buffer.hpp"
-#include "detail/mailbox.hpp"
-#include "ranklab/datatype.hpp"
 #include "detail/transfer.hpp"
+#include "mailbox/mailbox.hpp"
+#include "ranklab/datatype.hpp"
 #include "ranklab/schedule.hpp"
 
 namespace ranklab::detail {
@@ -64,9 +64,7 @@ struct operation {
   int p2p_to = no_rank, p2p_from = no_rank;
   std::uint64_t p2p_capacity = 0;
 
-  void reset_round() {
-    pre_done = posted = by_descriptor = received = pieces_ready = fence_arrived = false;
-  }
+  void reset_round() { pre_done = posted = by_descriptor = received = pieces_ready = fence_arrived = false; }
 };
 
 // A message taken from a mailbox before the call it belongs to asked for it (another

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "detail/futex.hpp"
-#include "detail/mailbox.hpp"
+#include "mailbox/futex.hpp"
+#include "mailbox/mailbox.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/team.hpp"
 

@@ -34,14 +34,11 @@ struct buffer_table {
 };
 
 // dst pieces <- src pieces, total sizes equal (checked by the caller).
-void transfer(std::span<const piece> src, std::span<const piece> dst, combine how,
-              const reduction& red);
+void transfer(std::span<const piece> src, std::span<const piece> dst, combine how, const reduction& red);
 // One contiguous piece into one piece.
-void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how,
-              const reduction& red);
+void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how, const reduction& red);
 // A local step; `remote(rank)` gives another rank's buffer table for direct reads.
 void run_step(const local_step& step, const buffer_table& buffers, const reduction& red,
-              const buffer_table* (*remote)(const void* context, int rank) = nullptr,
-              const void* context = nullptr);
+              const buffer_table* (*remote)(const void* context, int rank) = nullptr, const void* context = nullptr);
 
 }  // namespace ranklab::detail

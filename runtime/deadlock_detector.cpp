@@ -1,0 +1,92 @@
+// The deadlock detector. A rank that sleeps (or only polls a request) runs it now and then;
+// when every live rank has been stuck without any message moving for the team's
+// deadlock_timeout, the team fails with a report of who waits for whom — a mismatch when
+// the ranks are in different collective calls, else a deadlock.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "detail/team_state.hpp"
+
+namespace ranklab::detail {
+
+namespace {
+std::string describe_wait(rank_slot& s, int rank, bool polling) {
+  const int peer = s.waiting_peer.load(std::memory_order_relaxed);
+  std::string where =
+      s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_description()) : " in point-to-point";
+  if (s.finished.load()) return fmt::format("rank {} has returned", rank);
+  if (!s.attached.load()) return fmt::format("rank {} never attached to the team", rank);
+  if (polling) where += " (polling request::test)";
+  switch (static_cast<wait_reason>(s.waiting_for.load(std::memory_order_relaxed))) {
+    case wait_reason::message_from:
+      return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
+    case wait_reason::release_by:
+      return fmt::format("rank {} waits for rank {} to take its message{}", rank, peer, where);
+    case wait_reason::space_to:
+      return fmt::format("rank {} waits for space in its mailbox to rank {}{}", rank, peer, where);
+    case wait_reason::fence:
+      return fmt::format("rank {} waits at a fence for the other ranks{}", rank, where);
+    case wait_reason::none:
+      break;
+  }
+  return fmt::format("rank {} is running", rank);
+}
+}  // namespace
+
+void team_state::detect_deadlock() {
+  std::unique_lock lock(detector_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || failed.load()) return;
+  const auto now = std::chrono::steady_clock::now();
+  std::uint64_t progress = 0;
+  for (int r = 0; r < p; ++r) progress += slots[r].progress.load(std::memory_order_relaxed);
+  // A rank that has not attached cannot send anything either: ranks waiting for it are as
+  // stuck as in a deadlock (a team whose application threads never all attach).
+  // A rank that only polls an unfinished request is stuck as well.
+  int unattached = 0, polling_ranks = 0;
+  for (int r = 0; r < p; ++r) {
+    unattached += !slots[r].attached.load();
+    polling_ranks += polling(slots[r]);
+  }
+  const bool all_stuck = blocked.load() + finished.load() + unattached + polling_ranks >= p;
+  if (!all_stuck || progress != detector_progress_ || detector_since_ == std::chrono::steady_clock::time_point{}) {
+    detector_progress_ = progress;
+    detector_since_ = all_stuck ? now : std::chrono::steady_clock::time_point{};
+    return;
+  }
+  if (now - detector_since_ < options.deadlock_timeout) return;
+
+  // Every live rank has slept without progress for the whole timeout: report who waits for
+  // whom. Ranks inside different collectives at that point is a mismatch, not a deadlock.
+  std::string lines;
+  bool mismatch = false;
+  bool have_first = false;
+  std::uint32_t first_call = 0;
+  std::string first_text;
+  for (int r = 0; r < p; ++r) {
+    rank_slot& s = slots[r];
+    lines += "\n  " + describe_wait(s, r, polling(s));
+    if (s.finished.load() || !s.attached.load()) continue;
+    const std::uint32_t c = s.call.load();
+    if (!have_first) {
+      have_first = true;
+      first_call = c;
+      first_text = s.call_description();
+    } else if (c != first_call || first_text != s.call_description()) {
+      mismatch = true;
+    }
+  }
+  if (mismatch)
+    fail(no_rank,
+         std::make_exception_ptr(
+             mismatch_error(no_rank, "mismatch detection", "ranks are blocked in different collective calls:" + lines)),
+         "ranks are blocked in different collective calls:" + lines, failure_kind::mismatch);
+  else
+    fail(no_rank,
+         std::make_exception_ptr(deadlock_error(no_rank, "deadlock detection", "every live rank is blocked:" + lines)),
+         "every live rank is blocked:" + lines, failure_kind::deadlock);
+}
+
+}  // namespace ranklab::detail

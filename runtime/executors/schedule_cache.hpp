@@ -1,0 +1,37 @@
+// The schedule cache and call signatures. Building a rank's schedule is the expensive part
+// of a collective, and programs repeat the same calls, so each comm keeps its most recent
+// schedules keyed by the call. The signature, a hash of everything the ranks must agree on
+// (collective, counts, root, type, operator, algorithm and its parameters), travels with
+// every message so that a receiver notices a peer in a different call.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "detail/operation.hpp"
+#include "ranklab/call.hpp"
+#include "ranklab/registry.hpp"
+#include "ranklab/schedule.hpp"
+
+namespace ranklab::detail {
+
+struct comm_state;
+
+struct cached_schedule {
+  call key_call;          // the call as made (args, type, operator kind, choice)
+  std::string requested;  // choice.name, owned
+  const algorithm* algo = nullptr;
+  std::string reason;
+  schedule plan;
+  std::uint64_t signature = 0;
+  std::string text;  // "bcast(p=8, root=0, count=10) algorithm=binomial"
+};
+
+// This rank's schedule for the call, from the cache or built now. Throws usage_error for
+// invalid arguments or an algorithm that does not take them.
+std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p);
+
+// The tag of the rank's next collective call: numbers it and carries the signature.
+call_tag tag_for(comm_state& cs, const call& c, const cached_schedule& entry);
+
+}  // namespace ranklab::detail

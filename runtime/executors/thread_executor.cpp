@@ -1,0 +1,299 @@
+// The thread executor's round interpreter (see executors/thread_executor.hpp). A round
+// is: pre steps, the fence if it has one, post the send, take the receive, wait until the
+// receiver has released a send it reads from our memory, post steps. Each stage is
+// remembered in the operation, so advance() can stop at any of them and resume there.
+#include "executors/thread_executor.hpp"
+
+#include <fmt/format.h>
+
+#include <sched.h>
+
+#include <string>
+
+#include "executors/schedule_cache.hpp"
+#include "mailbox/protocol.hpp"
+#include "ranklab/errors.hpp"
+
+namespace ranklab::detail {
+
+namespace {
+
+// Another rank's buffers for a direct read in call `call` (published when its operation
+// started; the schedule's fence guarantees that happened before we read).
+struct remote_context {
+  team_state* t;
+  int me;
+  const operation* op;
+};
+constexpr const char* in_another_call =
+    "is in a different call of that number (other collective, root, counts, type, operator or algorithm)";
+
+// The error of a call whose peer is not in the same call: names both ranks, raised by `me`.
+[[noreturn]] void throw_peer_mismatch(const remote_context& c, int peer, const char* why) {
+  const operation& op = *c.op;
+  c.t->check_failure(c.me, op.name);  // the peer withdrew after a failure: report that one
+  throw mismatch_error(c.me, op.name,
+                       fmt::format("collective mismatch: rank {} is in collective #{}{}, but rank {} {}", c.me,
+                                   op.tag.call, op.entry ? " [" + op.entry->text + "]" : "", peer, why));
+}
+const buffer_table* remote_buffers(const void* context, int rank) {
+  const auto& c = *static_cast<const remote_context*>(context);
+  const std::uint32_t call = c.op->tag.call;
+  const auto& entry = c.t->slots[rank].published[call % call_slots];
+  // The fence before every direct read guarantees the owner published them, unless it has
+  // left the call since: it met a mismatch or an error of its own and withdrew them.
+  if (entry.call.load(std::memory_order_acquire) != call)
+    throw_peer_mismatch(c, rank,
+                        "is no longer in that call (it withdrew its buffers after an error, or is in "
+                        "another collective)");
+  if (entry.signature.load(std::memory_order_relaxed) != c.op->tag.signature)
+    throw_peer_mismatch(c, rank, in_another_call);
+  return entry.table.load(std::memory_order_acquire);
+}
+
+void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
+  if (steps.empty()) return;
+  const remote_context context{&e.t, e.me, &op};
+  // While we may read other ranks' buffers, say so: a rank that unwinds from a failed call
+  // waits for readers before its buffers go away (withdraw_buffers).
+  struct reading_guard {
+    std::atomic<bool>* flag = nullptr;
+    ~reading_guard() {
+      if (flag) flag->store(false, std::memory_order_release);
+    }
+  } guard;
+  if (op.plan && op.plan->reads_remote()) {
+    guard.flag = &e.t.slots[e.me].reading_remote;
+    guard.flag->store(true, std::memory_order_seq_cst);
+  }
+  for (const local_step& st : steps) {
+    if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+    run_step(st, op.buffers, op.red, &remote_buffers, &context);
+  }
+}
+
+// Fences carry no data, so ranks in different calls could pass one together unnoticed (a
+// direct gather where no rank believes it is the root reads nothing). Past a fence every
+// rank has published its call's signature; comparing with the next rank around the ring
+// finds any disagreement, since unequal signatures differ somewhere between neighbours.
+void check_fence_partner(engine& e, const operation& op) {
+  const int next = (e.me + 1) % e.t.p;
+  if (next == e.me) return;
+  const auto& entry = e.t.slots[next].published[op.tag.call % call_slots];
+  // A different call number: the neighbour has withdrawn (after a failure) or moved on.
+  if (entry.call.load(std::memory_order_acquire) != op.tag.call) return;
+  if (entry.signature.load(std::memory_order_relaxed) == op.tag.signature) return;
+  const remote_context context{&e.t, e.me, &op};
+  throw_peer_mismatch(context, next, in_another_call);
+}
+
+void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
+  e.t.slots[e.me].trace.push_back(trace_event{
+      e.me, op.tag.call, op.tag.coll == point_to_point ? "p2p" : name(static_cast<collective>(op.tag.coll)),
+      static_cast<std::uint32_t>(op.round), to, from, sent, op.received_bytes, op.round_begin_ns, e.t.now_ns()});
+}
+
+// Published buffers and fence counters are kept per call slot (call number modulo
+// call_slots). With more calls outstanding than slots, a call must not start while an
+// earlier one of its slot is unfinished here: it would overwrite that call's published
+// buffers and interleave its fences. Every rank defers the same calls, and the earlier
+// call never waits for the later one, so the deferral cannot deadlock.
+bool slot_busy(const engine& e, const operation& op) {
+  const std::uint32_t slot = op.tag.call % call_slots;
+  for (const operation* other : e.cs.active)
+    if (other != &op && !other->complete && other->plan && other->tag.call < op.tag.call &&
+        other->tag.call % call_slots == slot)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+void prepare(operation& op, const schedule& s, const void* in, void* out, const datatype& type,
+             const ranklab::op& reduction, aligned_bytes& scratch, std::size_t& scratch_bytes) {
+  op.plan = &s;
+  op.p2p = false;
+  op.type = type;
+  op.combine_op = reduction;
+  op.red = detail::reduction{nullptr, reduction.context, type.size, reduction.commutative};
+  op.buffers.elem_size = type.size;
+  op.buffers.base.clear();
+  op.buffers.base.push_back(static_cast<std::byte*>(const_cast<void*>(in)));
+  op.buffers.base.push_back(static_cast<std::byte*>(out));
+  std::size_t need = 0;
+  for (auto count : s.scratch_counts()) need += (count * type.size + 63) / 64 * 64;
+  if (need > scratch_bytes) {
+    scratch = make_aligned_bytes(need);
+    scratch_bytes = need;
+  }
+  std::size_t at = 0;
+  for (auto count : s.scratch_counts()) {
+    op.buffers.base.push_back(scratch.get() + at);
+    at += (count * type.size + 63) / 64 * 64;
+  }
+  op.started = op.complete = false;
+  op.error = nullptr;
+  op.round = 0;
+  op.reset_round();
+}
+
+bool advance(engine& e, operation& op) {
+  if (op.complete) return false;
+  bool moved = false;
+  const bool tracing = e.t.options.trace;
+  if (!op.started) {
+    if (op.plan && slot_busy(e, op)) return false;
+    if (op.plan) {  // any rank may be read directly by shared-memory direct algorithms
+      auto& entry = e.t.slots[e.me].published[op.tag.call % call_slots];
+      entry.table.store(&op.buffers, std::memory_order_relaxed);
+      entry.signature.store(op.tag.signature, std::memory_order_relaxed);
+      entry.call.store(op.tag.call, std::memory_order_release);
+    }
+    if (op.plan) run_steps(e, op, op.plan->prologue());
+    op.started = moved = true;
+  }
+  const std::size_t rounds = op.p2p ? 1 : op.plan->rounds().size();
+  while (op.round < rounds) {
+    const round* rd = op.p2p ? nullptr : &op.plan->rounds()[op.round];
+    const int to = op.p2p ? op.p2p_to : rd->send_to;
+    const int from = op.p2p ? op.p2p_from : rd->recv_from;
+    if (!op.pre_done) {
+      if (rd) run_steps(e, op, op.plan->pre_steps(*rd));
+      if (tracing) op.round_begin_ns = e.t.now_ns();
+      op.received_bytes = 0;  // kept after the round: sendrecv returns it
+      op.pre_done = moved = true;
+    }
+    if (!op.pieces_ready) {
+      if (rd) {
+        op.send_pieces.clear();
+        for (const region& r : op.plan->send_regions(*rd)) op.send_pieces.push_back(op.buffers.resolve(r));
+        op.recv_pieces.clear();
+        for (const region& r : op.plan->recv_regions(*rd)) op.recv_pieces.push_back(op.buffers.resolve(r));
+      }
+      op.pieces_ready = true;
+    }
+    if (rd && rd->fence) {
+      auto& counter = e.t.fences[op.tag.call % call_slots].arrived;
+      if (!op.fence_arrived) {
+        op.fence_target = ++e.t.slots[e.me].fences_met[op.tag.call % call_slots] * static_cast<std::uint64_t>(e.t.p);
+        if (counter.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target) e.t.ring_all();
+        op.fence_arrived = moved = true;
+        count_progress(e);
+      }
+      if (counter.load(std::memory_order_acquire) < op.fence_target) return moved;
+      check_fence_partner(e, op);
+    }
+    if (to != no_rank && !op.posted) {
+      std::uint64_t bytes = 0;
+      for (const piece& pc : op.send_pieces) bytes += pc.bytes;
+      if (!try_post(e, op, to, bytes)) return moved;
+      op.posted = moved = true;
+    }
+    if (from != no_rank && !op.received) {
+      if (!try_receive(e, op, from)) return moved;
+      op.received = moved = true;
+    }
+    if (op.by_descriptor && op.descriptor->state.load(std::memory_order_acquire) != send_descriptor::released)
+      return moved;
+    if (tracing && (to + from != 2 * no_rank || (rd && rd->fence))) {  // a fence is a round too
+      std::uint64_t sent = 0;
+      if (to != no_rank)
+        for (const piece& pc : op.send_pieces) sent += pc.bytes;
+      record_trace(e, op, to, from, sent);
+    }
+    if (rd) run_steps(e, op, op.plan->post_steps(*rd));
+    ++op.round;
+    op.reset_round();
+    moved = true;
+  }
+  op.complete = true;
+  return true;
+}
+
+namespace {
+
+// A failed call: unpublish our buffers so no new reads start, then wait for the
+// reads in progress (Dekker with the reader's flag: both sides store, then load, seq_cst).
+void withdraw_buffers(team_state& t, int me, const operation& op) {
+  t.slots[me].published[op.tag.call % call_slots].call.store(0, std::memory_order_seq_cst);
+  for (int r = 0; r < t.p; ++r)
+    if (r != me)
+      while (t.slots[r].reading_remote.load(std::memory_order_seq_cst)) sched_yield();
+}
+
+}  // namespace
+
+void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
+  if (op.complete) return;
+  // Every started collective published its buffers: others may be reading them (or, for
+  // push steps, writing them) even if this rank itself never reads remotely.
+  if (op.started && op.plan) withdraw_buffers(t, me, op);
+  if (op.posted && op.by_descriptor) {
+    // Withdraw the message. If no receiver has claimed it, a receiver may still take the
+    // header later and look at the descriptor (finding it cancelled): the team keeps it.
+    // If one is copying right now, it finishes before we unwind.
+    std::uint32_t expected = send_descriptor::posted;
+    if (op.descriptor->state.compare_exchange_strong(expected, send_descriptor::cancelled, std::memory_order_acq_rel))
+      t.retire(std::move(op.descriptor));
+    else
+      while (op.descriptor->state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
+  }
+  op.error = std::move(why);
+  op.complete = true;
+}
+
+bool progress_all(engine& e, operation* first) {
+  bool moved = first ? advance(e, *first) : false;
+  auto& active = e.cs.active;
+  for (operation* op : active)
+    if (op != first) moved |= advance(e, *op);
+  return moved;
+}
+
+std::pair<wait_reason, int> blocked_on(engine& e, const operation& op) {
+  rank_slot& slot = e.t.slots[e.me];
+  if (slot.call.load(std::memory_order_relaxed) != op.tag.call || slot.call_key != op.entry.get()) {
+    std::lock_guard lock(slot.call_mutex);
+    slot.call_text = op.entry ? op.entry->text : std::string();
+    slot.call_key = op.entry.get();
+    slot.call.store(op.tag.call, std::memory_order_relaxed);
+  }
+  if (op.complete) return {wait_reason::none, no_rank};
+  const round* rd = op.p2p || op.round >= op.plan->rounds().size() ? nullptr : &op.plan->rounds()[op.round];
+  const int to = rd ? rd->send_to : op.p2p_to, from = rd ? rd->recv_from : op.p2p_from;
+  if (rd && rd->fence) return {wait_reason::fence, no_rank};
+  if (to != no_rank && !op.posted) return {wait_reason::space_to, to};
+  if (from != no_rank && !op.received) return {wait_reason::message_from, from};
+  if (op.by_descriptor) return {wait_reason::release_by, to};
+  return {wait_reason::none, no_rank};
+}
+
+void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
+  if (first) abandon(t, me, *first);
+  for (operation* op : cs.active) abandon(t, me, *op);
+}
+
+void wait_for(engine& e, operation& op) {
+  try {
+    e.t.wait(
+        e.me,
+        [&] {
+          return locked(e.cs, [&] {
+            progress_all(e, &op);
+            return op.complete;
+          });
+        },
+        [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name);
+  } catch (...) {
+    // A call that fails once its messages are out leaves its peers unable to finish: the
+    // team fails with this exception *before* we withdraw anything, so that a peer meeting
+    // a withdrawn message or buffer finds this failure (and its origin) recorded, not one
+    // of its own. (A no-op when the team has failed already.) The same below.
+    e.t.fail_with_current_exception(e.me);
+    locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
+    throw;
+  }
+  if (op.error) std::rethrow_exception(op.error);
+}
+
+}  // namespace ranklab::detail

@@ -1,0 +1,222 @@
+// The mailbox protocol (see mailbox/protocol.hpp). Senders write the pair's sequence number
+// last, receivers take messages strictly in that order, and a descriptor moves through
+// posted -> claimed -> released (or cancelled by a sender that unwinds) by compare-exchange
+// only: no message needs a lock on either side.
+#include "mailbox/protocol.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+
+#include "executors/schedule_cache.hpp"
+#include "ranklab/errors.hpp"
+
+namespace ranklab::detail {
+
+namespace {
+
+std::string describe_tag(std::uint8_t coll, std::uint32_t call, int root) {
+  if (coll == point_to_point) return "a point-to-point message";
+  const auto c = static_cast<collective>(coll);
+  std::string s = fmt::format("collective #{} {}", call, name(c));
+  if (is_rooted(c)) s += fmt::format(" root={}", root);
+  return s;
+}
+
+// Takes the express lane's next cell for `box` if the receiver has freed it.
+express_cell* express_slot(mailbox& box) {
+  const std::uint32_t seq = box.sent + 1;
+  if (seq - box.known_consumed > express_cells) {
+    box.known_consumed = box.consumed.load(std::memory_order_acquire);
+    if (seq - box.known_consumed > express_cells) return nullptr;
+  }
+  return &box.cell(seq);
+}
+
+}  // namespace
+
+bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std::span<const piece> pieces,
+                      std::uint64_t bytes) {
+  if (bytes > express_payload || bytes > e.t.options.eager_limit) return false;
+  express_cell* cell = express_slot(box);
+  if (!cell) return false;
+  cell->coll = tag.coll;
+  cell->bytes = static_cast<std::uint8_t>(bytes);
+  cell->call = tag.call;
+  cell->root = tag.root;
+  cell->signature = tag.signature;
+  std::byte* dst = cell->payload;
+  for (const piece& pc : pieces) {
+    if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
+    dst += pc.bytes;
+  }
+  cell->seq.store(++box.sent, std::memory_order_release);
+  count_progress(e);
+  e.t.ring(to);
+  return true;
+}
+
+bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
+  mailbox& box = e.t.box(e.me, to);
+  if (try_post_express(e, box, to, op.tag, op.send_pieces, bytes)) {
+    op.by_descriptor = false;
+    return true;
+  }
+  auto& queue = box.queue;
+  const std::size_t room = queue.write_available();
+  if (room == 0) return false;
+  message_header h;
+  h.coll = op.tag.coll;
+  h.call = op.tag.call;
+  h.signature = op.tag.signature;
+  h.root = op.tag.root;
+  h.bytes = bytes;
+  h.seq = box.sent + 1;
+  const std::size_t chunks = chunks_for(header_bytes + bytes);
+  if (bytes <= e.t.options.eager_limit && room >= chunks) {
+    h.kind = message_kind::eager;
+    h.chunks = static_cast<std::uint16_t>(chunks);
+    std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
+    std::byte* dst = e.cs.stage[0].bytes + header_bytes;
+    for (const piece& pc : op.send_pieces) {
+      if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
+      dst += pc.bytes;
+    }
+    queue.push(e.cs.stage.data(), chunks);
+    op.by_descriptor = false;
+  } else {  // large, or the mailbox is too full to take it inline
+    if (!op.descriptor) op.descriptor = std::make_unique<send_descriptor>();
+    send_descriptor& d = *op.descriptor;
+    d.pieces = op.send_pieces.data();
+    d.piece_count = static_cast<std::uint32_t>(op.send_pieces.size());
+    d.state.store(send_descriptor::posted, std::memory_order_release);
+    h.kind = message_kind::descriptor;
+    h.descriptor = &d;
+    h.chunks = 1;
+    std::memcpy(e.cs.stage[0].bytes, &h, sizeof h);
+    queue.push(e.cs.stage.data(), 1);
+    op.by_descriptor = true;
+  }
+  ++box.sent;
+  count_progress(e);
+  e.t.ring(to);
+  return true;
+}
+
+namespace {
+
+// Lets a descriptor go without copying (the receiver rejects the message).
+void release_unread(engine& e, int from, const message_header& h) {
+  if (h.kind != message_kind::descriptor) return;
+  std::uint32_t expected = send_descriptor::posted;
+  if (h.descriptor->state.compare_exchange_strong(expected, send_descriptor::released)) e.t.ring(from);
+}
+
+// Delivers message h from `from` into the operation's receive pieces. `payload` holds an
+// eager message's data.
+void deliver(engine& e, operation& op, int from, const message_header& h, const std::byte* payload) {
+  const call_tag& tag = op.tag;
+  if (h.coll != tag.coll || h.signature != tag.signature) {
+    release_unread(e, from, h);
+    const bool same_kind = h.coll == tag.coll && h.root == tag.root;
+    throw mismatch_error(
+        e.me, op.name,
+        fmt::format("collective mismatch: rank {} is in {}{}, but rank {} sent it {}{}", e.me,
+                    describe_tag(tag.coll, tag.call, tag.root), op.entry ? " [" + op.entry->text + "]" : "", from,
+                    describe_tag(h.coll, h.call, h.root),
+                    same_kind ? " with different counts, type, operator or algorithm" : ""));
+  }
+  const std::uint64_t capacity =
+      op.p2p ? op.p2p_capacity : op.plan->recv_count(op.plan->rounds()[op.round]) * op.type.size;
+  if (h.bytes > capacity || (!op.p2p && h.bytes != capacity)) {
+    release_unread(e, from, h);
+    throw size_mismatch_error(e.me, op.name, from, h.bytes, capacity);
+  }
+  const combine how = op.p2p ? combine::copy : op.plan->rounds()[op.round].recv_how;
+  if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  if (h.kind == message_kind::eager) {
+    const piece src{const_cast<std::byte*>(payload), h.bytes};
+    transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
+  } else {
+    send_descriptor& d = *h.descriptor;
+    std::uint32_t expected = send_descriptor::posted;
+    if (!d.state.compare_exchange_strong(expected, send_descriptor::claimed, std::memory_order_acq_rel)) {
+      e.t.check_failure(e.me, op.name);  // the sender withdrew: the team has failed
+      throw remote_failure(e.me, op.name, from, "sender withdrew its message");
+    }
+    // Release the sender even if the reduction throws (a user operator may): a claimed
+    // descriptor that is never released would keep the failing sender from unwinding.
+    struct release_guard {
+      engine& e;
+      send_descriptor& d;
+      int from;
+      ~release_guard() {
+        d.state.store(send_descriptor::released, std::memory_order_release);
+        e.t.ring(from);
+      }
+    } release{e, d, from};
+    transfer(std::span(d.pieces, d.piece_count), op.recv_pieces, how, op.red);
+  }
+  op.received_bytes = h.bytes;
+  count_progress(e);
+}
+
+// The next message of the pair (from, me), in sequence order, from the express lane or the
+// queue: its header, and for an eager message its payload copied to `payload`. The message
+// is consumed. Returns false if it has not arrived.
+bool take_next(mailbox& box, message_header& h, std::vector<chunk>& payload) {
+  const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
+  express_cell& cell = box.cell(seq);
+  if (cell.seq.load(std::memory_order_acquire) == seq) {
+    h = message_header{};
+    h.coll = cell.coll;
+    h.call = cell.call;
+    h.root = cell.root;
+    h.signature = cell.signature;
+    h.bytes = cell.bytes;
+    h.seq = seq;
+    std::memcpy(payload[0].bytes + header_bytes, cell.payload, h.bytes);
+  } else {
+    auto& queue = box.queue;
+    if (queue.read_available() == 0) return false;
+    std::memcpy(&h, queue.front().bytes, sizeof h);
+    if (h.seq != seq) return false;  // an express message before it is not visible yet
+    if (h.kind == message_kind::eager)
+      queue.pop(payload.data(), h.chunks);
+    else
+      queue.pop();
+  }
+  box.consumed.store(seq, std::memory_order_release);
+  return true;
+}
+
+}  // namespace
+
+bool try_receive(engine& e, operation& op, int from) {
+  auto& stash = e.cs.stash;
+  for (auto it = stash.begin(); it != stash.end(); ++it) {
+    if (it->from != from || it->header.call != op.tag.call) continue;
+    const stashed_message m = std::move(*it);
+    stash.erase(it);
+    deliver(e, op, from, m.header, m.payload.empty() ? nullptr : m.payload.front().bytes + header_bytes);
+    return true;
+  }
+  mailbox& box = e.t.box(from, e.me);
+  message_header h;
+  while (take_next(box, h, e.cs.stage)) {
+    if (h.call == op.tag.call) {
+      deliver(e, op, from, h, h.kind == message_kind::eager ? e.cs.stage[0].bytes + header_bytes : nullptr);
+      return true;
+    }
+    // A message of another call (an outstanding request, or one this rank has not reached).
+    stashed_message m{from, h, {}};
+    if (h.kind == message_kind::eager)
+      m.payload.assign(e.cs.stage.begin(),
+                       e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks_for(header_bytes + h.bytes)));
+    stash.push_back(std::move(m));
+  }
+  return false;
+}
+
+}  // namespace ranklab::detail

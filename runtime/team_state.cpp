@@ -1,0 +1,157 @@
+// The shared state of a team (detail/team_state.hpp): its lazily created mailboxes, the
+// doorbells that wake sleeping ranks, the failure record every rank consults, the check
+// that a finished team left no message behind, and the end of the comms that outlive it.
+#include "detail/team_state.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "detail/comm_state.hpp"
+#include "executors/progress_thread.hpp"
+#include "ranklab/collective.hpp"
+
+namespace ranklab::detail {
+
+team_state::team_state(int p_, team_options o)
+    : p(p_),
+      options(o),
+      slots(new rank_slot[static_cast<std::size_t>(p_)]),
+      box_lines(new box_line[(static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_) + 7) / 8]) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
+    box_pointer(i).store(nullptr, std::memory_order_relaxed);
+  // Spinning only pays when every rank has a core; oversubscribed, a spinning rank steals
+  // the time slice of the rank it waits for, so yield at once: the awaited rank is often
+  // runnable on the same core, and a yield hands over in about a microsecond where a
+  // futex sleep and wake-up costs several (measured with RANKLAB_SPIN_POLLS/YIELDS:
+  // allreduce 8 B at p = 4..16 on 2 cores, 20-40 % faster than spin 64 / yield 4 / sleep).
+  // After a couple of thousand yields the rank sleeps, so long waits do not burn a core.
+  const int cpus = std::max(1u, std::thread::hardware_concurrency());
+  const bool oversubscribed = p > cpus;
+  spin_limit = o.spin_polls >= 0 ? o.spin_polls : oversubscribed ? 0 : 20000;
+  yield_limit = o.yields >= 0 ? o.yields : oversubscribed ? 2000 : 64;
+}
+
+team_state::~team_state() {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
+    delete box_pointer(i).load(std::memory_order_relaxed);
+}
+
+mailbox& team_state::create_box(std::atomic<mailbox*>& slot) {
+  auto* fresh = new mailbox();
+  mailbox* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // the peer created it first
+  return *expected;
+}
+
+void team_state::wake(rank_slot& s) {
+  s.doorbell.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake_all(s.doorbell);
+}
+
+void team_state::fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind) {
+  {
+    std::lock_guard lock(failure_mutex_);
+    if (failed.load(std::memory_order_relaxed)) return;
+    first_failure_ = std::move(e);
+    failure_origin_ = origin;
+    failure_what_ = what;
+    failure_kind_ = kind;
+    failed.store(true, std::memory_order_release);
+  }
+  for (int r = 0; r < p; ++r) wake(slots[r]);
+}
+
+void team_state::fail_with_current_exception(int origin) {
+  std::string what = "unknown exception";
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  fail(origin, std::current_exception(), what, failure_kind::rank_error);
+}
+
+std::exception_ptr team_state::first_failure() const {
+  std::lock_guard lock(failure_mutex_);
+  return first_failure_;
+}
+
+void team_state::throw_failure(int me, const char* operation) {
+  std::string what;
+  int origin;
+  failure_kind kind;
+  {
+    std::lock_guard lock(failure_mutex_);
+    what = failure_what_;
+    origin = failure_origin_;
+    kind = failure_kind_;
+  }
+  switch (kind) {
+    case failure_kind::deadlock:
+      throw deadlock_error(me, operation, what);
+    case failure_kind::mismatch:
+      throw mismatch_error(me, operation, what);
+    case failure_kind::rank_error:
+      break;
+  }
+  throw remote_failure(me, operation, origin, what);
+}
+
+void team_state::check_quiet() {
+  // After every rank returned, a message nobody received means the ranks' sequences of
+  // calls differed without ever blocking (e.g. two ranks each acting as a broadcast root).
+  std::string lines;
+  for (int r = 0; r < p; ++r)
+    if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
+  for (int from = 0; from < p; ++from)
+    for (int to = 0; to < p; ++to) {
+      mailbox* b = box_pointer(static_cast<std::size_t>(from) * p + to).load();
+      if (!b || !b->holds_messages()) continue;
+      // The oldest unreceived message, wherever it waits.
+      const std::uint32_t seq = b->consumed.load() + 1;
+      std::uint8_t coll = point_to_point;
+      std::uint32_t call = 0;
+      if (b->cell(seq).seq.load() == seq) {
+        coll = b->cell(seq).coll;
+        call = b->cell(seq).call;
+      } else if (b->queue.read_available() > 0) {
+        message_header h;
+        std::memcpy(&h, b->queue.front().bytes, sizeof h);
+        coll = h.coll;
+        call = h.call;
+      }
+      lines += coll == point_to_point
+                   ? fmt::format("\n  rank {} sent rank {} a point-to-point message it never received", from, to)
+                   : fmt::format("\n  rank {} sent rank {} a message of its collective #{} ({}) that it never received",
+                                 from, to, call, name(static_cast<collective>(coll)));
+    }
+  if (!lines.empty()) throw mismatch_error(no_rank, "run", "ranks returned with messages left undelivered:" + lines);
+}
+
+void team_state::finish(int rank) {
+  rank_slot& s = slots[rank];
+  s.polled_ns.store(0, std::memory_order_relaxed);
+  if (!s.finished.exchange(true)) finished.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void team_state::end_comms() {
+  std::vector<std::shared_ptr<comm_state>> live;
+  {
+    std::lock_guard lock(failure_mutex_);
+    for (const auto& weak : comms_)
+      if (auto cs = weak.lock()) live.push_back(std::move(cs));
+    comms_.clear();
+  }
+  for (const auto& cs : live) {
+    if (cs->ended.exchange(true)) continue;
+    // A comm kept past its team: its helper thread must go first.
+    if (cs->progress_thread.joinable()) join_progress_thread(*cs);
+  }
+}
+
+}  // namespace ranklab::detail

@@ -1,0 +1,265 @@
+// The plan and the measuring steps of `ranklab bench` (see sweep.hpp).
+#include "bench/sweep.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "bench/measure.hpp"
+#include "bench/tbb_baseline.hpp"
+#include "bench/workload.hpp"
+#include "cli/option_parse.hpp"
+#include "ranklab/errors.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab::tools::bench {
+
+namespace {
+
+// One configuration of ranklab to measure.
+struct job {
+  collective coll;
+  int p;
+  std::uint64_t bytes;
+  std::string algo;
+};
+
+class progress {
+ public:
+  progress(int total, bool quiet) : total_(total), quiet_(quiet) {}
+  void step(const std::string& what) {
+    ++done_;
+    if (!quiet_) fmt::print(stderr, "[{}/{}] {}\n", done_, total_, what);
+  }
+  void note(const std::string& what) const {
+    if (!quiet_) fmt::print(stderr, "  {}\n", what);
+  }
+
+ private:
+  int total_, done_ = 0;
+  bool quiet_;
+};
+
+// The algorithms to run for c: "auto" and registered names, in the order asked.
+std::vector<std::string> algos_for(collective c, const std::vector<std::string>& asked) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& a) {
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  };
+  for (const std::string& a : asked) {
+    if (a == "all") {
+      add("auto");
+      for (const algorithm* x : registry::for_collective(c)) add(std::string(x->name));
+    } else if (a == "auto" || registry::find(c, a) != nullptr) {
+      add(a);
+    }
+  }
+  return out;
+}
+
+std::string precondition_reason(const algorithm& a, const coll_args& args) {
+  if (a.needs_commutative && !args.commutative) return "needs a commutative operator";
+  return fmt::format("needs p to be a power of two (p = {})", args.p);
+}
+
+// Buffers of a configuration: the reference doubles them when checking.
+bool over_memory(const sweep_settings& s, const call& cl, std::uint64_t* need = nullptr) {
+  const std::uint64_t mem = buffer_bytes(cl) * (s.check ? 2 : 1);
+  if (need != nullptr) *need = mem;
+  return mem > s.max_memory;
+}
+
+// The configurations of ranklab that run; those an algorithm's preconditions or the memory
+// bound rule out go to res.skipped.
+std::vector<job> plan_jobs(const sweep_settings& s, bench_results& res) {
+  std::vector<job> jobs;
+  for (collective c : s.colls)
+    for (int p : s.ps)
+      for (std::uint64_t b : reported_sizes(c, s.sizes))
+        for (const std::string& a : algos_for(c, s.algos)) {
+          const call cl = make_bench_call(c, p, b, a);
+          if (a != "auto") {
+            const algorithm* alg = registry::find(c, a);
+            if (!meets_preconditions(*alg, cl.args)) {
+              res.skipped.push_back({std::string(name(c)), a, p, b, precondition_reason(*alg, cl.args)});
+              continue;
+            }
+          }
+          if (std::uint64_t mem = 0; over_memory(s, cl, &mem)) {
+            res.skipped.push_back(
+                {std::string(name(c)), a, p, b,
+                 fmt::format("needs {} of buffers, more than --max-memory {}", size_label(mem), s.max_memory_text)});
+            continue;
+          }
+          jobs.push_back({c, p, b, a});
+        }
+  return jobs;
+}
+
+int baseline_steps(const sweep_settings& s) {
+  if (!s.baselines) return 0;
+  int n = 0;
+  for (collective c : s.colls)
+    if (c != collective::barrier) n += static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
+  return n;
+}
+
+void fill_times(result_row& row, const measurement& m, int batches) {
+  row.usec_median = m.usec.median;
+  row.usec_min = m.usec.min;
+  row.usec_max = m.usec.max;
+  row.iterations = m.iterations;
+  row.batches = batches;
+}
+
+// A measured implementation's row: its times, or "wrong" with the difference (reported on
+// stderr as `what`). Returns whether the result was right.
+bool record_result(result_row& row, const impl_result& r, const sweep_settings& s, const std::string& what) {
+  row.verified = r.verified;
+  if (r.timed) fill_times(row, r.m, s.timing.batches);
+  if (!s.check || r.verified) return true;
+  row.status = "wrong";
+  row.note = r.difference;
+  fmt::print(stderr, "ranklab bench: {}: {}\n", what, r.difference);
+  return false;
+}
+
+bool run_ranklab(const std::vector<job>& jobs, const sweep_settings& s, progress& prog, bench_results& res) {
+  bool all_verified = true;
+  for (const job& j : jobs) {
+    const std::string coll(name(j.coll));
+    prog.step(fmt::format("{} p={} {} {}", coll, j.p, size_label(j.bytes), j.algo));
+    const call cl = make_bench_call(j.coll, j.p, j.bytes, j.algo);
+    result_row row;
+    row.impl = "ranklab", row.coll = coll, row.algo = j.algo, row.p = j.p, row.bytes = j.bytes;
+    row.checked = s.check;
+    try {
+      const impl_result r = measure_ranklab(cl, s.timing, s.check);
+      row.selected = j.algo == "auto" ? r.selected : "";
+      all_verified &= record_result(
+          row, r, s,
+          fmt::format("{} {} p={} {}: result differs from the reference", coll, j.algo, j.p, size_label(j.bytes)));
+    } catch (const usage_error& e) {  // a precondition the registry does not state
+      res.skipped.push_back({coll, j.algo, j.p, j.bytes, e.what()});
+      prog.note("skipped: " + std::string(e.what()));
+      continue;
+    } catch (const std::exception& e) {
+      row.status = "error";
+      row.note = e.what();
+      all_verified = false;
+      fmt::print(stderr, "ranklab bench: {} {} p={} {}: {}\n", coll, j.algo, j.p, size_label(j.bytes), e.what());
+    }
+    res.rows.push_back(std::move(row));
+  }
+  return all_verified;
+}
+
+// The oneTBB row of one configuration.
+result_row tbb_row(collective c, int p, std::uint64_t b, const sweep_settings& s, bool& all_verified) {
+  const std::string coll(name(c));
+  const call cl = make_bench_call(c, p, b, "auto");
+  result_row t;
+  t.impl = "tbb", t.coll = coll, t.p = p, t.bytes = b, t.checked = s.check;
+  if (over_memory(s, cl)) {
+    t.status = "skipped";
+    t.note = "more than --max-memory";
+    return t;
+  }
+  try {
+    const auto r = measure_tbb(cl, s.timing, s.check);
+    if (!r)
+      t.status = "n/a";
+    else
+      all_verified &= record_result(t, *r, s, fmt::format("tbb baseline {} p={} {} is wrong", coll, p, size_label(b)));
+  } catch (const std::exception& e) {
+    t.status = "error";
+    t.note = e.what();
+  }
+  return t;
+}
+
+bool run_baselines(const sweep_settings& s, progress& prog, bench_results& res) {
+  bool all_verified = true;
+  std::map<std::pair<std::uint64_t, int>, measurement> memcpy_cache;  // (bytes, threads)
+  for (collective c : s.colls) {
+    if (c == collective::barrier) continue;
+    const std::string coll(name(c));
+    for (int p : s.ps)
+      for (std::uint64_t b : reported_sizes(c, s.sizes)) {
+        prog.step(fmt::format("{} p={} {} baselines (tbb, memcpy)", coll, p, size_label(b)));
+        res.rows.push_back(tbb_row(c, p, b, s, all_verified));
+        const std::uint64_t copy = result_bytes(c, p, b);
+        for (int threads : {1, 2}) {
+          const auto key = std::pair{copy, threads};
+          if (!memcpy_cache.count(key)) memcpy_cache[key] = measure_memcpy(copy, threads, s.timing);
+          result_row m;
+          m.impl = threads == 1 ? "memcpy" : "memcpy2";
+          m.coll = coll, m.p = p, m.bytes = b;
+          m.note = fmt::format("copy of {} bytes by {} thread(s)", copy, threads);
+          fill_times(m, memcpy_cache[key], s.timing.batches);
+          res.rows.push_back(std::move(m));
+        }
+      }
+  }
+  return all_verified;
+}
+
+// The row of one size of a peer's run: its time, or why there is none.
+result_row peer_result_row(const peer_run& run, const std::string& impl, const std::string& coll, int p,
+                           std::uint64_t b, const sweep_settings& s) {
+  result_row row;
+  row.impl = impl, row.coll = coll, row.p = p, row.bytes = b;
+  row.checked = s.check;
+  const peer_row* got = nullptr;
+  for (const peer_row& pr : run.rows)
+    if (pr.coll == coll && pr.p == p && pr.bytes == b) got = &pr;
+  if (got != nullptr) {
+    row.usec_median = got->usec;
+    row.mode = got->mode;
+    row.batches = s.timing.batches;
+    row.verified = s.check;  // the peer aborts on a wrong result
+  } else {
+    row.status = run.status == "ok" ? "missing" : run.status;
+    row.note = run.detail;
+  }
+  return row;
+}
+
+void run_peers(const sweep_settings& s, progress& prog, bench_results& res) {
+  for (collective c : s.colls)
+    for (int p : s.ps)
+      for (const char* impl : {"openmpi", "mpich"}) {
+        const std::string coll(name(c));
+        prog.step(fmt::format("{} p={} {}", coll, p, impl));
+        peer_run run = run_peer(s.peers, impl, c, p, s.sizes);
+        if (run.status != "ok") prog.note(fmt::format("{}: {}", run.status, run.detail));
+        for (std::uint64_t b : reported_sizes(c, s.sizes))
+          res.rows.push_back(peer_result_row(run, impl, coll, p, b, s));
+        res.peer_runs.push_back(std::move(run));
+      }
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> reported_sizes(collective c, const std::vector<std::uint64_t>& sizes) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s : c == collective::barrier ? std::vector<std::uint64_t>{0} : sizes) {
+    const std::uint64_t b = reported_bytes(c, s);
+    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+  }
+  return out;
+}
+
+bool run_sweep(const sweep_settings& s, bench_results& res) {
+  const std::vector<job> jobs = plan_jobs(s, res);
+  const int peer_steps = s.compare ? 2 * static_cast<int>(s.colls.size() * s.ps.size()) : 0;
+  progress prog(static_cast<int>(jobs.size()) + baseline_steps(s) + peer_steps, s.quiet);
+  bool all_verified = run_ranklab(jobs, s, prog, res);
+  if (s.baselines) all_verified &= run_baselines(s, prog, res);
+  if (s.compare) run_peers(s, prog, res);
+  return all_verified;
+}
+
+}  // namespace ranklab::tools::bench

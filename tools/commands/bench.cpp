@@ -1,0 +1,213 @@
+// `ranklab bench`: times collectives for every requested algorithm, p and size (bytes per
+// rank, as bench/peers/mpi_collectives.c means them), with the MPI peers' timing conventions,
+// next to baselines measured in the same run (memcpy by one and two threads, oneTBB) and,
+// with --compare, Open MPI and MPICH. Prints OSU-style tables; writes CSV, JSON, SVG and a
+// dated Markdown result set on request. The harness lives in tools/bench/.
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "bench/machine.hpp"
+#include "bench/plot.hpp"
+#include "bench/report.hpp"
+#include "bench/sweep.hpp"
+#include "cli/checks.hpp"
+#include "cli/option_parse.hpp"
+#include "commands/commands.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab::tools {
+
+namespace {
+
+using namespace bench;
+namespace fs = std::filesystem;
+
+constexpr double max_seconds = 60;
+constexpr int max_batches = 1000;
+
+struct bench_options {
+  std::string colls;
+  std::string algos = "all";
+  std::string ps = "2,4";
+  std::string sizes = "8,1Ki,64Ki,1Mi";
+  double seconds = 0.2;
+  int batches = 7;
+  bool quick = false;
+  bool no_check = false;
+  bool compare = false;
+  bool no_baselines = false;
+  output_options out;
+  std::string csv, plot, output_dir, peers_dir;
+  double peer_timeout = 0;  // 0: 60 s, --quick 20 s
+  std::string max_memory = "4Gi";
+  std::vector<std::string> argv;
+};
+
+// Every --algo name must be an algorithm of one of the collectives asked for.
+void check_algorithms(const std::vector<std::string>& asked, const std::vector<collective>& colls) {
+  if (asked.empty()) usage_failure("--algo: no algorithm given (all, auto or names)");
+  for (const std::string& a : asked) {
+    if (a == "all" || a == "auto") continue;
+    bool known = false;
+    for (collective c : colls) known = known || registry::find(c, a) != nullptr;
+    if (known) continue;
+    std::vector<std::string> names{"all", "auto"};
+    for (collective c : colls)
+      for (const algorithm* x : registry::for_collective(c))
+        if (std::find(names.begin(), names.end(), x->name) == names.end()) names.emplace_back(x->name);
+    usage_failure(fmt::format("--algo {}: not an algorithm of the requested collectives{}; valid: {}", a,
+                              did_you_mean(a, names), fmt::join(names, ", ")));
+  }
+}
+
+// The sweep the options ask for, every value checked before anything runs.
+sweep_settings checked_settings(const bench_options& o) {
+  sweep_settings s;
+  s.colls = parse_collective_list("--coll", o.colls);
+  try {
+    s.ps = parse_int_list(o.ps);
+  } catch (const std::invalid_argument& e) {
+    usage_failure(fmt::format("--p {}: {}", o.ps, e.what()));
+  }
+  for (int p : s.ps) check_range("--p", p, 1, max_ranks, "ranks are threads");
+  try {
+    s.max_memory = parse_size(o.max_memory);
+  } catch (const std::invalid_argument& e) {
+    usage_failure(fmt::format("--max-memory {}: {}", o.max_memory, e.what()));
+  }
+  s.max_memory_text = o.max_memory;
+  // A size whose buffers exceed --max-memory on one rank alone could only be skipped.
+  s.sizes = parse_sizes("--sizes", o.sizes, s.max_memory, "--max-memory " + o.max_memory);
+  check_real_range("--time", o.seconds, 0, max_seconds);
+  check_range("--batches", o.batches, 1, max_batches);
+  check_real_range("--peer-timeout", o.peer_timeout, 0, 3600, "0: 60, --quick 20", true);
+  s.algos = split_list(o.algos);
+  check_algorithms(s.algos, s.colls);
+
+  s.timing.target_seconds = o.seconds;
+  s.timing.batches = o.batches;
+  if (o.quick) s.timing.target_seconds = 0.01, s.timing.batches = 3, s.timing.calib_seconds = 0.002;
+  s.check = !o.no_check;
+  s.baselines = !o.no_baselines;
+  s.compare = o.compare;
+  if (s.compare) s.peers.dir = o.peers_dir.empty() ? default_peers_dir() : o.peers_dir;
+  s.peers.timeout_seconds = o.peer_timeout > 0 ? o.peer_timeout : (o.quick ? 20 : 60);
+  s.peers.time_per_size = s.timing.target_seconds;
+  s.peers.batches = s.timing.batches;
+  s.peers.check = s.check;
+  s.quiet = o.out.quiet;
+  return s;
+}
+
+// The request as the results record it.
+bench_request request_of(const sweep_settings& s, const bench_options& o) {
+  bench_request q;
+  for (collective c : s.colls) q.colls.emplace_back(name(c));
+  q.algos = s.algos;
+  q.ps = s.ps;
+  q.sizes = s.sizes;
+  q.seconds = s.timing.target_seconds;
+  q.batches = s.timing.batches;
+  q.quick = o.quick;
+  q.check = s.check;
+  q.compare = s.compare;
+  q.baselines = s.baselines;
+  for (const std::string& a : o.argv) q.command_line += (q.command_line.empty() ? "" : " ") + a;
+  return q;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << text;
+  if (!out) throw std::runtime_error("error writing " + path);
+}
+
+// --output-dir: DIR/YYYY-MM-DD-<colls>.{json,csv,svg,md}.
+void write_result_set(const bench_options& o, const sweep_settings& s, const bench_results& res) {
+  fs::create_directories(o.output_dir);
+  std::string tag;
+  if (split_list(o.colls) == std::vector<std::string>{"all"})
+    tag = "all";
+  else
+    for (collective c : s.colls) tag += (tag.empty() ? "" : "-") + std::string(name(c));
+  if (tag.size() > 80) tag = tag.substr(0, 80);
+  const fs::path base = fs::path(o.output_dir) / (local_date() + "-" + tag);
+  const std::string svg_name = base.filename().string() + ".svg";
+  write_file(base.string() + ".json", to_json(res).dump(2) + "\n");
+  write_file(base.string() + ".csv", to_csv(res));
+  write_file(base.string() + ".svg", render_svg(res));
+  write_file(base.string() + ".md", to_markdown(res, svg_name));
+  if (!o.out.quiet) fmt::print(stderr, "wrote {}.{{json,csv,svg,md}}\n", base.string());
+}
+
+void write_outputs(const bench_options& o, const sweep_settings& s, bench_results& res) {
+  if (o.out.text()) {
+    print_tables(stdout, res);
+    if (o.compare) print_comparison(stdout, res);
+    std::fflush(stdout);
+  }
+  const bool want_files = o.out.json || !o.output_dir.empty();
+  if (want_files || o.compare) res.machine = describe_machine();
+  if (!o.csv.empty()) write_file(o.csv, to_csv(res));
+  if (o.out.json) write_json(o.out, to_json(res).dump(2));
+  if (!o.plot.empty()) write_file(o.plot, render_svg(res));
+  if (!o.output_dir.empty()) write_result_set(o, s, res);
+}
+
+int bench_command(const bench_options& o) {
+  const sweep_settings s = checked_settings(o);
+  bench_results res;
+  res.request = request_of(s, o);
+  const bool all_verified = run_sweep(s, res);
+  write_outputs(o, s, res);
+  return all_verified ? 0 : 1;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  static bench_options o;
+  auto* cmd = app.add_subcommand(
+      "bench", "Time collectives per algorithm, p and size against memcpy, oneTBB and (--compare) Open MPI / MPICH");
+  cmd->add_option("--coll", o.colls,
+                  fmt::format("Collectives: C[,C...] or all; C one of {}", fmt::join(collective_names(), ", ")))
+      ->required();
+  cmd->add_option("--algo", o.algos, "all (every registered algorithm and auto), auto, or names")
+      ->capture_default_str();
+  cmd->add_option("-p,--p", o.ps, fmt::format("Numbers of ranks, e.g. 2,4,8,16 (each 1..{})", max_ranks))
+      ->capture_default_str();
+  cmd->add_option("--sizes", o.sizes,
+                  "Bytes per rank (as bench/peers/mpi_collectives.c): 8,1Ki,64Ki,1Mi or lo:hi[:factor]")
+      ->capture_default_str();
+  cmd->add_option("--time", o.seconds,
+                  fmt::format("Seconds of timed batches per configuration (> 0, <= {})", max_seconds))
+      ->capture_default_str();
+  cmd->add_option("--batches", o.batches, fmt::format("Timed batches, 1..{} (the median is reported)", max_batches))
+      ->capture_default_str();
+  cmd->add_flag("--quick", o.quick, "Short batches (3 of ~3 ms): for tests and a first look");
+  cmd->add_flag("--no-check", o.no_check, "Skip the check against the sequential reference");
+  cmd->add_flag("--no-baselines", o.no_baselines, "Skip the memcpy and oneTBB baselines");
+  cmd->add_flag("--compare", o.compare, "Also run the Open MPI and MPICH peers (bench/peers)");
+  cmd->add_option("--peers-dir", o.peers_dir,
+                  "Where mpi_collectives.{openmpi,mpich} are (default: <build>/bench/peers)");
+  cmd->add_option("--peer-timeout", o.peer_timeout,
+                  "Seconds per peer launch before it is killed (default 60, --quick 20)");
+  cmd->add_option("--csv", o.csv, "Write every row as CSV")->check(writable_path());
+  cmd->add_option("--plot", o.plot, "Write an SVG: time against size, log-log, a panel per (coll, p)")
+      ->check(writable_path());
+  cmd->add_option("--output-dir", o.output_dir, "Write DIR/YYYY-MM-DD-<colls>.{json,csv,svg,md}");
+  cmd->add_option("--max-memory", o.max_memory, "Skip configurations whose buffers need more")->capture_default_str();
+  add_output_options(cmd, o.out, "every row, the request and the machine");
+  cmd->callback([] {
+    o.argv = own_command_line();
+    const int rc = bench_command(o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace ranklab::tools

@@ -1,0 +1,279 @@
+// `ranklab tune`: calibrates the cost model on this machine and measures which registered
+// algorithm is fastest per collective, p range and message-size band; writes a selection
+// table (ranklab/selection.hpp) that "auto" uses when RANKLAB_SELECTION names it.
+//   alpha, beta: one-way time of sendrecv ping-pong between two rank threads at several
+//                sizes (fastest batch), least squares on relative error; where one line fits
+//                poorly (eager inline messages vs descriptor copies, caches) the sizes are
+//                split into bands.
+//   gamma:       the sum kernel's time per byte (fastest batch; int32, float32, float64:
+//                the median of the three).
+//   rules:       every algorithm accepting the call, run on the thread executor through
+//                comm::run_collective, batches interleaved across algorithms, the median of
+//                the batches; the fastest per band, then the next fastest until one without
+//                preconditions, so that "auto" falls through to a measured choice.
+// Progress goes to stderr; the table to --out (or stdout). The measurements live in
+// tools/tune/ (cost_fit: alpha, beta, gamma; ranking: the rules).
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bench/machine.hpp"
+#include "bench/timing.hpp"
+#include "cli/checks.hpp"
+#include "cli/option_parse.hpp"
+#include "commands/commands.hpp"
+#include "ranklab/registry.hpp"
+#include "ranklab/selection.hpp"
+#include "ranklab/team.hpp"
+#include "tune/cost_fit.hpp"
+#include "tune/output.hpp"
+#include "tune/ranking.hpp"
+
+namespace ranklab::tools {
+
+namespace {
+
+using bench::clock_type;
+using bench::seconds_since;
+using ojson = nlohmann::ordered_json;
+using tune::progress;
+using tune::show_bytes;
+using tune::show_seconds;
+
+struct tune_options {
+  std::string ps;     // empty: 2,4,8 (--quick 2,4)
+  std::string sizes;  // empty: see add_tune_command
+  std::string colls;  // empty: all
+  std::string out;    // the same as --json FILE
+  std::string show;
+  bool quick = false;
+  std::int64_t batches = 0;  // 0: 5, --quick 3
+  double batch_ms = 0;       // 0: 4 ms, --quick 1 ms
+  output_options output;
+};
+
+// Bounds of a measurement: every algorithm runs at every size, so huge sizes are typos.
+constexpr std::uint64_t max_tune_bytes = 64 << 20;
+constexpr std::int64_t max_tune_batches = 1000;
+constexpr double max_batch_ms = 1000;
+
+// What to measure and where the table goes, every option checked before the first
+// measurement: a typo must not cost minutes.
+struct tune_request {
+  tune::ranking_plan plan;
+  std::string out_file;  // empty: stdout
+};
+
+tune_request checked_request(const tune_options& o) {
+  tune_request r;
+  std::vector<int>& ps = r.plan.ps;
+  ps = o.quick ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8};
+  if (!o.ps.empty()) {
+    try {
+      ps = parse_int_list(o.ps);
+    } catch (const std::invalid_argument& e) {
+      usage_failure(fmt::format("-p {}: {}", o.ps, e.what()));
+    }
+  }
+  for (int p : ps) check_range("-p", p, 2, max_ranks, "tune measures teams of at least 2 ranks");
+  std::sort(ps.begin(), ps.end());
+  ps.erase(std::unique(ps.begin(), ps.end()), ps.end());
+  std::vector<std::uint64_t>& sizes = r.plan.sizes;
+  sizes = o.quick ? std::vector<std::uint64_t>{64, 4096, 65536}
+                  : std::vector<std::uint64_t>{8, 64, 512, 4096, 32768, 262144};
+  if (!o.sizes.empty()) sizes = parse_sizes("--sizes", o.sizes, max_tune_bytes, "per rank");
+  for (std::uint64_t& s : sizes) s = std::max<std::uint64_t>(8, s / 8 * 8);  // whole float64 elements
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (collective c : parse_collective_list("--coll", o.colls.empty() ? "all" : o.colls))
+    if (!registry::for_collective(c).empty()) r.plan.colls.push_back(c);
+  if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
+  if (o.batch_ms != 0) check_real_range("--batch-ms", o.batch_ms, 0, max_batch_ms, "or 0: 4, --quick 1");
+  // --out FILE is the older spelling of --json FILE.
+  r.out_file = o.output.json_to_stdout() ? "" : o.output.json_file;
+  if (!o.out.empty() && !r.out_file.empty() && o.out != r.out_file)
+    usage_failure(fmt::format("--out {} and --json {}: give the file once", o.out, r.out_file));
+  if (!o.out.empty()) r.out_file = o.out;
+  r.plan.batches = o.batches > 0 ? static_cast<int>(o.batches) : (o.quick ? 3 : 5);
+  r.plan.batch_seconds = (o.batch_ms > 0 ? o.batch_ms : (o.quick ? 1.0 : 4.0)) * 1e-3;
+  return r;
+}
+
+// Steps 1 and 2: the cost model of this machine.
+struct calibration {
+  std::vector<tune::sample> ping_pong;
+  tune::line_fit global;
+  std::vector<cost_band> bands;
+  tune::kernel_rates rates;
+  double gamma = 0;
+};
+
+calibration calibrate(bool quick, int batches, const team_options& topt) {
+  calibration cal;
+  std::vector<std::uint64_t> pp_sizes =
+      quick ? std::vector<std::uint64_t>{0, 64, 1024, 2048, 4096, 65536, 1 << 20}
+            : std::vector<std::uint64_t>{0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
+  // Many short batches: on a loaded machine a short window in which both threads keep their
+  // cores is far more likely than a long one, and the fastest batch is what we keep.
+  const int short_batches = 8 * batches;
+  const double short_batch_seconds = 0.25e-3;
+  progress("[1/3] ping-pong between two rank threads at {} sizes (eager limit {} B), fastest of {} batches\n",
+           pp_sizes.size(), topt.eager_limit, short_batches);
+  cal.ping_pong = tune::ping_pong(pp_sizes, short_batches, short_batch_seconds);
+  for (const tune::sample& s : cal.ping_pong)
+    progress("      {:>10}  {}\n", show_bytes(static_cast<std::uint64_t>(s.bytes)), show_seconds(s.seconds));
+  const tune::line_fit& global = cal.global = tune::fit_line(cal.ping_pong);
+  cal.bands = tune::fit_bands(cal.ping_pong, global);
+  progress("      fit: alpha {}, beta {}/B ({:.2f} GB/s), max relative error {:.0f}%\n", show_seconds(global.alpha),
+           show_seconds(global.beta), global.beta > 0 ? 1e-9 / global.beta : 0.0, 100 * global.max_rel_error);
+  for (const cost_band& b : cal.bands)
+    progress("      band {:>12}: alpha {}, beta {}/B\n",
+             b.max_bytes == unbounded_bytes ? std::string("rest") : "<= " + show_bytes(b.max_bytes),
+             show_seconds(b.alpha), show_seconds(b.beta));
+
+  progress("[2/3] reduction kernel (sum) throughput\n");
+  const tune::kernel_rates& g = cal.rates = tune::reduction_rates(short_batches, short_batch_seconds);
+  cal.gamma = bench::median({g.int32, g.float32, g.float64});
+  progress("      int32 {}/B, float32 {}/B, float64 {}/B -> gamma {}/B\n", show_seconds(g.int32),
+           show_seconds(g.float32), show_seconds(g.float64), show_seconds(cal.gamma));
+  return cal;
+}
+
+// The table's record of where, when and how it was measured.
+std::string machine_record(const tune_options& o, const tune_request& r, const machine_info& mi,
+                           const std::string& load_before, const team_options& topt) {
+  ojson m;
+  m["description"] = mi.description;
+  m["cores"] = mi.cores;
+  m["hardware_threads"] = mi.hardware_threads;
+  m["numa_nodes"] = mi.numa_nodes;
+  m["hostname"] = bench::host_name();
+  m["date"] = bench::utc_timestamp();
+  m["tool"] = o.quick ? "ranklab tune --quick" : "ranklab tune";
+  m["load_average_before"] = load_before;
+  m["load_average_after"] = bench::load_average();
+  m["eager_limit"] = topt.eager_limit;
+  m["binding"] = std::string(name(topt.binding));
+  m["p"] = r.plan.ps;
+  m["sizes"] = r.plan.sizes;
+  m["batches"] = r.plan.batches;
+  m["batch_ms"] = r.plan.batch_seconds * 1e3;
+  return m.dump();
+}
+
+std::string measurements_record(const calibration& cal, const ojson& algorithms) {
+  ojson pp = ojson::array();
+  for (const tune::sample& s : cal.ping_pong)
+    pp.push_back({{"bytes", static_cast<std::uint64_t>(s.bytes)}, {"seconds", s.seconds}});
+  ojson meas;
+  meas["ping_pong_one_way"] = pp;
+  meas["fit_max_relative_error"] = cal.global.max_rel_error;
+  meas["gamma_by_type"] = {{"int32", cal.rates.int32}, {"float32", cal.rates.float32}, {"float64", cal.rates.float64}};
+  meas["algorithms"] = algorithms;
+  return meas.dump();
+}
+
+void show_table(const std::string& path) {
+  const selection_table t = read_selection(path);
+  fmt::print("table      {}\n", t.source);
+  const auto machine = nlohmann::json::parse(t.machine_json);
+  for (const char* key : {"description", "hostname", "date", "tool", "load_average_before", "load_average_after"})
+    if (machine.contains(key))
+      fmt::print("{:<10} {}\n", key == std::string("description") ? "machine" : key,
+                 machine[key].is_string() ? machine[key].get<std::string>() : machine[key].dump());
+  fmt::print("cost model alpha {}  beta {}/B ({:.2f} GB/s)  gamma {}/B\n", show_seconds(t.model.alpha),
+             show_seconds(t.model.beta), t.model.beta > 0 ? 1e-9 / t.model.beta : 0.0, show_seconds(t.model.gamma));
+  for (const cost_band& b : t.bands)
+    fmt::print("  band {:>12}  alpha {}  beta {}/B\n",
+               b.max_bytes == unbounded_bytes ? std::string("any size") : "<= " + show_bytes(b.max_bytes),
+               show_seconds(b.alpha), show_seconds(b.beta));
+  for (std::size_t i = 0; i < t.rules.size(); ++i)
+    fmt::print("{:<22} {:<44} {}{}\n", name(t.rules[i].coll), describe_rule(t, i), t.rules[i].algorithm,
+               t.rules[i].note.empty() ? "" : "  (" + t.rules[i].note + ")");
+}
+
+int tune_command(const tune_options& o) {
+  const tune_request req = checked_request(o);
+  tune::quiet = o.output.quiet;
+  if (!o.show.empty()) {
+    show_table(o.show);
+    return 0;
+  }
+  const auto start = clock_type::now();
+  const machine_info mi = machine();
+  const std::string load_before = bench::load_average();
+  progress("ranklab tune: {} ({} cores), load average {}{}\n", mi.description, mi.cores, load_before,
+           o.quick ? ", quick" : "");
+  const team_options topt = team_options::from_environment();
+  const calibration cal = calibrate(o.quick, req.plan.batches, topt);
+
+  selection_table table;
+  table.model = cost_model{cal.global.alpha, cal.global.beta, cal.gamma};
+  table.bands = cal.bands;
+  // Measure with the calibrated model in place (circulant sizes its blocks with it).
+  {
+    selection_table provisional = builtin_selection();
+    provisional.model = table.model;
+    provisional.bands = table.bands;
+    provisional.source = "tune (calibrated model, built-in rules)";
+    use_selection(std::move(provisional));
+  }
+  tune::ranking ranked = tune::rank_algorithms(req.plan, start);
+  reset_selection();
+  table.rules = std::move(ranked.rules);
+  table.machine_json = machine_record(o, req, mi, load_before, topt);
+  table.measurements_json = measurements_record(cal, ranked.measured);
+
+  if (req.out_file.empty()) {
+    table.source = "stdout";
+    std::cout << to_json(table);
+  } else {
+    table.source = req.out_file;
+    write_selection(table, req.out_file);
+    (void)read_selection(req.out_file);  // what we wrote must load
+  }
+  progress("ranklab tune: alpha {}, beta {}/B, gamma {}/B, {} band(s), {} rule(s) in {:.1f} s{}\n",
+           show_seconds(table.model.alpha), show_seconds(table.model.beta), show_seconds(table.model.gamma),
+           table.bands.size(), table.rules.size(), seconds_since(start),
+           req.out_file.empty() ? "" : "; use it with RANKLAB_SELECTION=" + req.out_file);
+  return 0;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  static tune_options o;
+  auto* cmd =
+      app.add_subcommand("tune", "Calibrate alpha, beta, gamma and measure the algorithms; write a selection table");
+  cmd->add_option("-p", o.ps, fmt::format("Team sizes to measure, each 2..{} (default 2,4,8; --quick 2,4)", max_ranks));
+  cmd->add_option("--sizes", o.sizes,
+                  fmt::format("Message sizes in bytes per rank, as bench: 8,1Ki,64Ki or lo:hi[:factor], each at most "
+                              "{} (default 8,64,512,4Ki,32Ki,256Ki; --quick 64,4Ki,64Ki)",
+                              size_label(max_tune_bytes)));
+  cmd->add_option("--coll", o.colls, "Only these collectives: C[,C...] or all (default: all)");
+  cmd->add_option("--out", o.out, "Write the table to this file (the same as --json FILE; default: stdout)")
+      ->check(writable_path());
+  cmd->add_flag("--quick", o.quick, "Fewer sizes, p and batches: under a minute on 2 cores");
+  cmd->add_option("--batches", o.batches,
+                  fmt::format("Timed batches per measurement, 1..{} (median taken; 0: 5, --quick 3)", max_tune_batches))
+      ->capture_default_str();
+  cmd->add_option("--batch-ms", o.batch_ms,
+                  fmt::format("Approximate length of one batch in ms, up to {} (0: 4, --quick 1)", max_batch_ms))
+      ->capture_default_str();
+  cmd->add_option("--show", o.show, "Check and print a selection table instead of measuring");
+  add_output_options(cmd, o.output, "the selection table");
+  // The table is tune's only output on stdout, so --json without FILE is the default.
+  cmd->get_option("--json")->description(
+      "Write the selection table to FILE (the same as --out); without FILE on stdout, the default");
+  cmd->callback([] {
+    const int rc = tune_command(o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace ranklab::tools
