@@ -126,8 +126,8 @@ struct tally {
 
 // The command line that reruns one seed of a test case.
 inline std::string rerun_command(std::string_view executable, std::string_view case_filter, std::uint64_t seed) {
-  return fmt::format("RANKLAB_STRESS_FIRST_SEED={} RANKLAB_STRESS_SEEDS=1 <build>/tests/{} -tc='{}'", seed,
-                     executable, case_filter);
+  return fmt::format("RANKLAB_STRESS_FIRST_SEED={} RANKLAB_STRESS_SEEDS=1 <build>/tests/{} -tc='{}'", seed, executable,
+                     case_filter);
 }
 
 // ---- findings and the watchdog ---------------------------------------------------------------
@@ -175,25 +175,36 @@ struct rgb {  // a 3-byte element: odd sizes and unaligned blocks; moved, never 
 };
 
 enum class element : std::uint8_t { int8, uint8, int16, int32, uint32, int64, uint64, float32, float64, rgb, matrix };
-inline constexpr element all_elements[] = {element::int8,  element::uint8,   element::int16,   element::int32,
-                                           element::uint32, element::int64,  element::uint64,  element::float32,
+inline constexpr element all_elements[] = {element::int8,    element::uint8, element::int16,  element::int32,
+                                           element::uint32,  element::int64, element::uint64, element::float32,
                                            element::float64, element::rgb,   element::matrix};
 
 // Calls f(std::type_identity<T>{}) with the C++ type of `e`.
 template <class F>
 decltype(auto) with_element(element e, F&& f) {
   switch (e) {
-    case element::int8: return f(std::type_identity<std::int8_t>{});
-    case element::uint8: return f(std::type_identity<std::uint8_t>{});
-    case element::int16: return f(std::type_identity<std::int16_t>{});
-    case element::int32: return f(std::type_identity<std::int32_t>{});
-    case element::uint32: return f(std::type_identity<std::uint32_t>{});
-    case element::int64: return f(std::type_identity<std::int64_t>{});
-    case element::uint64: return f(std::type_identity<std::uint64_t>{});
-    case element::float32: return f(std::type_identity<float>{});
-    case element::float64: return f(std::type_identity<double>{});
-    case element::rgb: return f(std::type_identity<rgb>{});
-    case element::matrix: return f(std::type_identity<matrix2x2>{});
+    case element::int8:
+      return f(std::type_identity<std::int8_t>{});
+    case element::uint8:
+      return f(std::type_identity<std::uint8_t>{});
+    case element::int16:
+      return f(std::type_identity<std::int16_t>{});
+    case element::int32:
+      return f(std::type_identity<std::int32_t>{});
+    case element::uint32:
+      return f(std::type_identity<std::uint32_t>{});
+    case element::int64:
+      return f(std::type_identity<std::int64_t>{});
+    case element::uint64:
+      return f(std::type_identity<std::uint64_t>{});
+    case element::float32:
+      return f(std::type_identity<float>{});
+    case element::float64:
+      return f(std::type_identity<double>{});
+    case element::rgb:
+      return f(std::type_identity<rgb>{});
+    case element::matrix:
+      return f(std::type_identity<matrix2x2>{});
   }
   throw std::logic_error("unknown element");
 }
@@ -204,9 +215,12 @@ inline datatype type_of(element e) {
 
 inline std::string_view element_name(element e) {
   switch (e) {
-    case element::rgb: return "rgb(3 bytes)";
-    case element::matrix: return "matrix2x2(16 bytes)";
-    default: return name(type_of(e).kind);
+    case element::rgb:
+      return "rgb(3 bytes)";
+    case element::matrix:
+      return "matrix2x2(16 bytes)";
+    default:
+      return name(type_of(e).kind);
   }
 }
 
@@ -239,13 +253,19 @@ inline std::vector<reduction> reductions_for(element e) {
   const bool floating = e == element::float32 || e == element::float64;
   const bool integral = !floating && e != element::rgb && e != element::matrix;
   if (integral || floating)
-    out.insert(out.end(), {{"sum", ops::sum}, {"prod", ops::prod}, {"min", ops::min}, {"max", ops::max},
-                           {"land", ops::land}, {"lor", ops::lor}});
+    out.insert(out.end(), {{"sum", ops::sum},
+                           {"prod", ops::prod},
+                           {"min", ops::min},
+                           {"max", ops::max},
+                           {"land", ops::land},
+                           {"lor", ops::lor}});
   if (integral) out.insert(out.end(), {{"band", ops::band}, {"bor", ops::bor}, {"bxor", ops::bxor}});
-  if (e == element::int32) out.push_back({"user wrapping add (commutative)", make_op<std::int32_t>(wrapping_add_i32, true)});
+  if (e == element::int32)
+    out.push_back({"user wrapping add (commutative)", make_op<std::int32_t>(wrapping_add_i32, true)});
   if (e == element::int64)
     out.push_back({"user wrapping add (declared non-commutative)", make_op<std::int64_t>(wrapping_add_i64, false)});
-  if (e == element::uint64) out.push_back({"user affine composition (non-commutative)", make_op<std::uint64_t>(affine_then, false)});
+  if (e == element::uint64)
+    out.push_back({"user affine composition (non-commutative)", make_op<std::uint64_t>(affine_then, false)});
   if (e == element::matrix) out.push_back({"matrix2x2 product (non-commutative)", matrix2x2_product()});
   return out;
 }
@@ -263,7 +283,8 @@ struct call_spec {
 };
 
 inline std::string describe(const call_spec& s) {
-  std::string text = fmt::format("{} algo={} type={}", ranklab::describe(s.c.args), s.c.choice.name, element_name(s.elem));
+  std::string text =
+      fmt::format("{} algo={} type={}", ranklab::describe(s.c.args), s.c.choice.name, element_name(s.elem));
   if (is_reduction(s.c.args.coll)) text += fmt::format(" op={}", s.op_name);
   if (has_vector_counts(s.c.args.coll)) text += fmt::format(" counts={}", fmt::join(s.c.args.counts, ","));
   if (!s.c.args.displs.empty()) text += fmt::format(" displs={}", fmt::join(s.c.args.displs, ","));
@@ -276,8 +297,8 @@ inline std::string describe(const call_spec& s) {
 enum class completion : std::uint8_t { wait_each, test_loop, wait_all, wait_any, test_all_loop, destroy };
 
 inline std::string_view completion_name(completion c) {
-  constexpr std::string_view names[] = {"wait each", "test loop", "wait_all", "wait_any", "test_all loop",
-                                        "destroy (the destructor waits)"};
+  constexpr std::string_view names[] = {"wait each", "test loop",     "wait_all",
+                                        "wait_any",  "test_all loop", "destroy (the destructor waits)"};
   return names[static_cast<std::size_t>(c)];
 }
 
@@ -308,18 +329,22 @@ struct plan {
 };
 
 inline std::string describe(const plan& pl) {
-  std::string text = fmt::format("plan of seed {}: p={} eager_limit={} progress_thread={} spin_polls={} yields={} "
-                                 "trace={}",
-                                 pl.seed, pl.p, pl.options.eager_limit, pl.options.progress_thread,
-                                 pl.options.spin_polls, pl.options.yields, pl.options.trace);
+  std::string text = fmt::format(
+      "plan of seed {}: p={} eager_limit={} progress_thread={} spin_polls={} yields={} "
+      "trace={}",
+      pl.seed, pl.p, pl.options.eager_limit, pl.options.progress_thread, pl.options.spin_polls, pl.options.yields,
+      pl.options.trace);
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const step& s = pl.steps[i];
-    if (s.what == step::kind::issue) text += fmt::format("\n  step {}: call {}: {}", i, s.call, describe(pl.calls[s.call]));
+    if (s.what == step::kind::issue)
+      text += fmt::format("\n  step {}: call {}: {}", i, s.call, describe(pl.calls[s.call]));
     else if (s.what == step::kind::complete)
-      text += fmt::format("\n  step {}: complete calls {} by {}", i, fmt::join(s.requests, ","), completion_name(s.how));
+      text +=
+          fmt::format("\n  step {}: complete calls {} by {}", i, fmt::join(s.requests, ","), completion_name(s.how));
     else if (s.what == step::kind::exchange)
       text += fmt::format("\n  step {}: sendrecv to rank + {}, {} x uint64", i, s.shift, s.count);
-    else text += fmt::format("\n  step {}: throw", i);
+    else
+      text += fmt::format("\n  step {}: throw", i);
   }
   return text;
 }
@@ -349,13 +374,13 @@ inline std::size_t outstanding_before(const plan& pl, std::size_t at) {
 struct plan_shape {
   int min_calls = 10, max_calls = 30;
   int min_p = 1;
-  double nonblocking_share = 0;           // probability that a call is an i-call
-  std::vector<collective> collectives;    // empty: all of them
-  double zero_count_share = 0.15;         // counts (and v-count entries) that are 0
-  bool vary_options = true;               // random eager limit, progress thread, waiting
-  double completion_share = 0.3;          // probability of a completion step after a call
-  double exchange_share = 0;              // probability of a sendrecv round after a call
-  std::size_t max_outstanding = 8;        // more and the next step completes some
+  double nonblocking_share = 0;         // probability that a call is an i-call
+  std::vector<collective> collectives;  // empty: all of them
+  double zero_count_share = 0.15;       // counts (and v-count entries) that are 0
+  bool vary_options = true;             // random eager limit, progress thread, waiting
+  double completion_share = 0.3;        // probability of a completion step after a call
+  double exchange_share = 0;            // probability of a sendrecv round after a call
+  std::size_t max_outstanding = 8;      // more and the next step completes some
 };
 
 inline std::vector<collective> all_collectives() {
@@ -404,8 +429,10 @@ class plan_generator {
   // The same call with one count changed (v-collectives: one rank's entry).
   call_spec with_other_count(call_spec s) {
     coll_args& a = s.c.args;
-    if (has_vector_counts(a.coll)) a.counts[int_in(0, static_cast<int>(a.counts.size()) - 1)] += int_in(1, 3);
-    else a.count += int_in(1, 3);
+    if (has_vector_counts(a.coll))
+      a.counts[int_in(0, static_cast<int>(a.counts.size()) - 1)] += int_in(1, 3);
+    else
+      a.count += int_in(1, 3);
     if (!a.displs.empty()) a.displs = scattered_displacements(a.counts);
     return s;
   }
@@ -427,7 +454,9 @@ class plan_generator {
   }
 
   int int_in(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  std::uint64_t u64_in(std::uint64_t lo, std::uint64_t hi) { return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng_); }
+  std::uint64_t u64_in(std::uint64_t lo, std::uint64_t hi) {
+    return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng_);
+  }
   bool chance(double probability) { return std::uniform_real_distribution<double>(0, 1)(rng_) < probability; }
   template <class R>
   std::ranges::range_value_t<R> pick(const R& range) {
@@ -489,10 +518,14 @@ class plan_generator {
   std::uint64_t pick_count(std::uint64_t limit, bool positive) {
     const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
     std::uint64_t n = 0;
-    if (!positive && u < shape_.zero_count_share) n = 0;
-    else if (u < 0.55) n = u64_in(1, 16);      // express lane and small eager messages
-    else if (u < 0.88) n = u64_in(17, 700);    // eager and descriptor, depending on the element
-    else n = u64_in(701, 6000);                // descriptors, several blocks per algorithm
+    if (!positive && u < shape_.zero_count_share)
+      n = 0;
+    else if (u < 0.55)
+      n = u64_in(1, 16);  // express lane and small eager messages
+    else if (u < 0.88)
+      n = u64_in(17, 700);  // eager and descriptor, depending on the element
+    else
+      n = u64_in(701, 6000);  // descriptors, several blocks per algorithm
     return std::min(n, limit);
   }
 
@@ -503,7 +536,8 @@ class plan_generator {
       for (auto& x : v) x = pick_count(limit, positive);
     } else if (pattern == 6) {  // all zero
     } else if (pattern == 7) {  // a single non-empty block
-      v[static_cast<std::size_t>(int_in(0, static_cast<int>(n) - 1))] = std::max<std::uint64_t>(1, pick_count(limit, true));
+      v[static_cast<std::size_t>(int_in(0, static_cast<int>(n) - 1))] =
+          std::max<std::uint64_t>(1, pick_count(limit, true));
     } else {  // regular
       std::fill(v.begin(), v.end(), pick_count(limit, positive));
     }
@@ -535,8 +569,8 @@ class plan_generator {
     }
     const auto p = static_cast<std::size_t>(a.p);
     a.counts = pick_vector_counts(a.coll == collective::alltoallv ? p * p : p, limit, positive);
-    const bool displaceable = a.coll == collective::allgatherv || a.coll == collective::scatterv ||
-                              a.coll == collective::gatherv;
+    const bool displaceable =
+        a.coll == collective::allgatherv || a.coll == collective::scatterv || a.coll == collective::gatherv;
     if (displaceable && chance(0.4)) a.displs = scattered_displacements(a.counts);
   }
 
@@ -694,30 +728,44 @@ request issue_typed(comm& cm, const call_spec& s, std::span<const T> in, std::sp
   const algo how{s.c.choice.name, s.c.choice.params};
   const op& o = s.c.reduction;
   const comm::counts_view counts(a.counts), displs(a.displs);
-#define RANKLAB_STRESS_ISSUE(NAME, ...) \
-  (s.nonblocking ? cm.i##NAME(__VA_ARGS__) : (cm.NAME(__VA_ARGS__), request{}))
+#define RANKLAB_STRESS_ISSUE(NAME, ...) (s.nonblocking ? cm.i##NAME(__VA_ARGS__) : (cm.NAME(__VA_ARGS__), request{}))
   switch (a.coll) {
-    case collective::barrier: return RANKLAB_STRESS_ISSUE(barrier, how);
-    case collective::bcast: return RANKLAB_STRESS_ISSUE(bcast, out, a.root, how);
-    case collective::reduce: return RANKLAB_STRESS_ISSUE(reduce, in, out, o, a.root, how);
+    case collective::barrier:
+      return RANKLAB_STRESS_ISSUE(barrier, how);
+    case collective::bcast:
+      return RANKLAB_STRESS_ISSUE(bcast, out, a.root, how);
+    case collective::reduce:
+      return RANKLAB_STRESS_ISSUE(reduce, in, out, o, a.root, how);
     case collective::allreduce:
       if (s.in_place) {
         std::copy(in.begin(), in.end(), out.begin());
         return RANKLAB_STRESS_ISSUE(allreduce, out, o, how);
       }
       return RANKLAB_STRESS_ISSUE(allreduce, in, out, o, how);
-    case collective::scan: return RANKLAB_STRESS_ISSUE(scan, in, out, o, how);
-    case collective::exscan: return RANKLAB_STRESS_ISSUE(exscan, in, out, o, how);
-    case collective::allgather: return RANKLAB_STRESS_ISSUE(allgather, in, out, how);
-    case collective::reduce_scatter_block: return RANKLAB_STRESS_ISSUE(reduce_scatter_block, in, out, o, how);
-    case collective::scatter: return RANKLAB_STRESS_ISSUE(scatter, in, out, a.root, how);
-    case collective::gather: return RANKLAB_STRESS_ISSUE(gather, in, out, a.root, how);
-    case collective::alltoall: return RANKLAB_STRESS_ISSUE(alltoall, in, out, how);
-    case collective::allgatherv: return RANKLAB_STRESS_ISSUE(allgatherv, in, out, counts, displs, how);
-    case collective::reduce_scatter: return RANKLAB_STRESS_ISSUE(reduce_scatter, in, out, counts, o, how);
-    case collective::scatterv: return RANKLAB_STRESS_ISSUE(scatterv, in, out, counts, a.root, displs, how);
-    case collective::gatherv: return RANKLAB_STRESS_ISSUE(gatherv, in, out, counts, a.root, displs, how);
-    case collective::alltoallv: return RANKLAB_STRESS_ISSUE(alltoallv, in, out, counts, how);
+    case collective::scan:
+      return RANKLAB_STRESS_ISSUE(scan, in, out, o, how);
+    case collective::exscan:
+      return RANKLAB_STRESS_ISSUE(exscan, in, out, o, how);
+    case collective::allgather:
+      return RANKLAB_STRESS_ISSUE(allgather, in, out, how);
+    case collective::reduce_scatter_block:
+      return RANKLAB_STRESS_ISSUE(reduce_scatter_block, in, out, o, how);
+    case collective::scatter:
+      return RANKLAB_STRESS_ISSUE(scatter, in, out, a.root, how);
+    case collective::gather:
+      return RANKLAB_STRESS_ISSUE(gather, in, out, a.root, how);
+    case collective::alltoall:
+      return RANKLAB_STRESS_ISSUE(alltoall, in, out, how);
+    case collective::allgatherv:
+      return RANKLAB_STRESS_ISSUE(allgatherv, in, out, counts, displs, how);
+    case collective::reduce_scatter:
+      return RANKLAB_STRESS_ISSUE(reduce_scatter, in, out, counts, o, how);
+    case collective::scatterv:
+      return RANKLAB_STRESS_ISSUE(scatterv, in, out, counts, a.root, displs, how);
+    case collective::gatherv:
+      return RANKLAB_STRESS_ISSUE(gatherv, in, out, counts, a.root, displs, how);
+    case collective::alltoallv:
+      return RANKLAB_STRESS_ISSUE(alltoallv, in, out, counts, how);
   }
 #undef RANKLAB_STRESS_ISSUE
   throw play_violation("unknown collective");
@@ -766,7 +814,9 @@ inline void complete(std::vector<request>& requests, const step& s, int rank) {
     case completion::test_loop:
       for (request& r : batch) poll_then_wait([&] { return r.test(); }, [&] { r.wait(); });
       break;
-    case completion::wait_all: wait_all(batch); break;
+    case completion::wait_all:
+      wait_all(batch);
+      break;
     case completion::wait_any:
       for (std::size_t i = wait_any(batch); i < batch.size(); i = wait_any(batch)) {
         if (!batch[i].done()) throw play_violation("wait_any returned an unfinished request");
@@ -776,10 +826,13 @@ inline void complete(std::vector<request>& requests, const step& s, int rank) {
     case completion::test_all_loop:
       poll_then_wait([&] { return test_all(batch); }, [&] { wait_all(batch); });
       break;
-    case completion::destroy: batch.clear(); break;  // each destructor waits for its request
+    case completion::destroy:
+      batch.clear();
+      break;  // each destructor waits for its request
   }
   for (const request& r : batch)
-    if (r.valid() && !r.done()) throw play_violation(fmt::format("a request is not done after {}", completion_name(s.how)));
+    if (r.valid() && !r.done())
+      throw play_violation(fmt::format("a request is not done after {}", completion_name(s.how)));
 }
 
 // The step's point-to-point round. Every value names its sender, step and index, so a
@@ -791,12 +844,12 @@ inline void exchange(comm& cm, const step& s) {
   for (std::uint64_t i = 0; i < s.count; ++i) out[i] = value(cm.rank(), i);
   const std::size_t got = cm.sendrecv(to, out, from, in);
   if (got != s.count)
-    throw play_violation(fmt::format("rank {}: sendrecv from rank {} returned {} elements, sent {}", cm.rank(), from,
-                                     got, s.count));
+    throw play_violation(
+        fmt::format("rank {}: sendrecv from rank {} returned {} elements, sent {}", cm.rank(), from, got, s.count));
   for (std::uint64_t i = 0; i < s.count; ++i)
     if (in[i] != value(from, i))
-      throw play_violation(fmt::format("rank {}: sendrecv from rank {}: element {} is {:#x}, expected {:#x}",
-                                       cm.rank(), from, i, in[i], value(from, i)));
+      throw play_violation(fmt::format("rank {}: sendrecv from rank {}: element {} is {:#x}, expected {:#x}", cm.rank(),
+                                       from, i, in[i], value(from, i)));
 }
 
 // The rank the calling thread is playing (no_rank elsewhere, e.g. while the reference is
@@ -813,10 +866,17 @@ inline void play(comm& cm, const plan& pl, std::vector<test_data>& data) {
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const step& s = pl.steps[i];
     switch (s.what) {
-      case step::kind::issue: requests[s.call] = issue(cm, pl.calls[s.call], data[s.call]); break;
-      case step::kind::complete: complete(requests, s, cm.rank()); break;
-      case step::kind::raise: throw planned_failure(cm.rank(), pl.seed, i);
-      case step::kind::exchange: exchange(cm, s); break;
+      case step::kind::issue:
+        requests[s.call] = issue(cm, pl.calls[s.call], data[s.call]);
+        break;
+      case step::kind::complete:
+        complete(requests, s, cm.rank());
+        break;
+      case step::kind::raise:
+        throw planned_failure(cm.rank(), pl.seed, i);
+      case step::kind::exchange:
+        exchange(cm, s);
+        break;
     }
   }
 }
@@ -827,7 +887,8 @@ inline void play(comm& cm, const plan& pl, std::vector<test_data>& data) {
 inline std::string wrong_element(const call_spec& c, const test_data& d, std::size_t r) {
   const std::vector<std::byte>& got = d.out[r];
   const std::vector<std::byte>& want = d.expected[r];
-  if (got.size() != want.size()) return fmt::format("rank {}: out has {} bytes, expected {}", r, got.size(), want.size());
+  if (got.size() != want.size())
+    return fmt::format("rank {}: out has {} bytes, expected {}", r, got.size(), want.size());
   const auto [g, w] = std::mismatch(got.begin(), got.end(), want.begin());
   if (g == got.end()) return {};
   const std::size_t es = c.c.type.size, at = static_cast<std::size_t>(g - got.begin()) / es * es;

@@ -34,7 +34,8 @@ TEST_CASE("bench: sizes and lists") {
   CHECK(parse_size("2MiB") == 2u << 20);
   CHECK(parse_size("1G") == 1ull << 30);
   CHECK(parse_size("512B") == 512);
-  for (const char* bad : {"", "x", "1Qi", "-1", "1Kix", "1.5K"}) CHECK_THROWS_AS(parse_size(bad), std::invalid_argument);
+  for (const char* bad : {"", "x", "1Qi", "-1", "1Kix", "1.5K"})
+    CHECK_THROWS_AS(parse_size(bad), std::invalid_argument);
   CHECK(parse_size_list("8,1Ki,64Ki,1Mi") == std::vector<std::uint64_t>{8, 1024, 65536, 1u << 20});
   CHECK(parse_size_list("8:64") == std::vector<std::uint64_t>{8, 16, 32, 64});
   CHECK(parse_size_list("8:1Ki:8") == std::vector<std::uint64_t>{8, 64, 512});

@@ -1,6 +1,8 @@
-// Tests of the circulant collectives (registry name "circulant"; J. L. Träff, seed 000,
-// docs/algorithms.md 1.5-1.9): bcast, reduce, allgather, allgatherv, reduce_scatter_block,
-// reduce_scatter and allreduce against the sequential reference (ranklab/check.hpp) for
+// Tests of the circulant collectives (registry name "circulant"; J. L. Träff, "Optimal
+// Broadcast Schedules in Logarithmic Time with Applications to Broadcast, All-Broadcast,
+// Reduction and All-Reduction"; see docs/algorithms.md, "Circulant schedules"): bcast,
+// reduce, allgather, allgatherv, reduce_scatter_block, reduce_scatter and allreduce with
+// every number of blocks n against the sequential reference (ranklab/check.hpp) for
 // every p in 1..40 and p in {63, 64, 65, 127, 128, 129, 1000}, several roots, counts 0, 1,
 // not divisible by n and large, several n (1, 2, q, q+1, 7 and the cost model's choice),
 // several types and operators, irregular counts; and the schedule properties the verifier
@@ -14,13 +16,8 @@
 // every 37th rank a few elements), n = 1 and 7; allreduce with counts 1, 37, 150 (most parts
 // empty); no reduce_scatter_block. Above p = 40 fewer n and counts for those collectives.
 // bcast and reduce get the full matrix at every p (the large count on fewer roots/n).
-// CPU time about 25 s (RelWithDebInfo); wall time depends on the machine's load.
-
-// tests/collective_checks.hpp formats with fmt, which test executables do not link
-// (ranklab links it privately; tests/CMakeLists.txt does not add fmt::fmt): header-only here.
-#ifndef FMT_HEADER_ONLY
-#define FMT_HEADER_ONLY
-#endif
+// The default n on small p is also in test_conformance.cpp. CPU time about 25 s
+// (RelWithDebInfo); wall time depends on the machine's load.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -29,9 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "circulant/circulant_collectives.hpp"
 #include "collective_checks.hpp"
 #include "ranklab/circulant.hpp"
-#include "circulant/circulant_collectives.hpp"
 
 namespace {
 
@@ -63,31 +60,15 @@ std::vector<int> block_choices(int p) {
   return {s.begin(), s.end()};
 }
 
-std::vector<int> roots_of(int p) {
-  std::set<int> s = {0, p - 1, p / 2};
-  return {s.begin(), s.end()};
+call circulant_call(collective coll, int p, std::uint64_t count, int blocks, int root = 0, datatype type = i32,
+                    op reduction = ops::sum) {
+  return make_call(coll, p, count, root, type, reduction, {"circulant", {.blocks = blocks}});
 }
 
-// Arguments as the check harness passes them to the builders.
-coll_args prepared(const call& c) {
-  coll_args a = c.args;
-  a.commutative = c.reduction.commutative;
-  a.elem_size = c.type.size;
-  return a;
-}
-
-call circulant_call(collective coll, int p, std::uint64_t count, int blocks, int root = 0,
-                    datatype type = datatype_of<std::int32_t>(), op reduction = ops::sum) {
-  call c = make_call(coll, "circulant", p, count, root, type, reduction);
-  c.args.params.blocks = blocks;
-  return c;
-}
-
-call circulant_vcall(collective coll, std::vector<std::uint64_t> counts, int blocks,
-                     datatype type = datatype_of<std::int32_t>(), op reduction = ops::sum) {
-  call c = circulant_call(coll, static_cast<int>(counts.size()), 0, blocks, 0, type, reduction);
-  c.args.counts = std::move(counts);
-  return c;
+call circulant_vcall(collective coll, const std::vector<std::uint64_t>& counts, int blocks, datatype type = i32,
+                     op reduction = ops::sum) {
+  return make_vcall(coll, static_cast<int>(counts.size()), counts, {}, 0, type, reduction,
+                    {"circulant", {.blocks = blocks}});
 }
 
 // The number of blocks n the algorithm works with and the rounds that gives. `max_blocks`
@@ -95,7 +76,7 @@ call circulant_vcall(collective coll, std::vector<std::uint64_t> counts, int blo
 // explicit blocks are capped independently here, the cost model's choice is taken from
 // detail::blocks_for and only checked to lie in [1, max_blocks].
 struct expected_shape {
-  int n = 0;                // 0: nothing to send
+  int n = 0;  // 0: nothing to send
   std::size_t rounds = 0;
 };
 
@@ -147,15 +128,13 @@ void check_receives(const coll_args& a, const verify_report& rep) {
       if (r != a.root) std::fill(want.begin(), want.end(), 1u);
     } else {
       for (int j = 0; j < a.p; ++j)
-        if (j != r)
-          std::fill_n(want.begin() + static_cast<std::ptrdiff_t>(block_offset(a, j)), block_count(a, j), 1u);
+        if (j != r) std::fill_n(want.begin() + static_cast<std::ptrdiff_t>(block_offset(a, j)), block_count(a, j), 1u);
     }
     if (got != want) {
       std::size_t i = 0;
       while (i < std::min(got.size(), want.size()) && got[i] == want[i]) ++i;
       FAIL_CHECK(fmt::format("rank {}: element {} received {} times, expected {} (sizes {} / {})", r, i,
-                             i < got.size() ? got[i] : 0u, i < want.size() ? want[i] : 0u, got.size(),
-                             want.size()));
+                             i < got.size() ? got[i] : 0u, i < want.size() ? want[i] : 0u, got.size(), want.size()));
       return;
     }
   }
@@ -203,7 +182,7 @@ std::vector<std::vector<std::uint64_t>> irregular_counts(int p, bool large_p) {
   const auto up = static_cast<std::size_t>(p);
   std::vector<std::vector<std::uint64_t>> out;
   // One rank has everything, the others nothing.
-  for (int j : roots_of(p)) {
+  for (int j : roots_for(p)) {
     std::vector<std::uint64_t> c(up, 0);
     c[static_cast<std::size_t>(j)] = large_p ? 5 : 37;
     out.push_back(c);
@@ -264,32 +243,42 @@ std::vector<int> all_to_all_blocks(int p) {
   return {1, q_of(p) + 1, 0};
 }
 
+// bcast and reduce: every p, roots 0, p-1, p/2, every n, counts 0, 1, odd and (see
+// large_case) large.
+void check_rooted(collective coll) {
+  for (int p : all_ps())
+    for (int root : roots_for(p))
+      for (int blocks : block_choices(p))
+        for (std::uint64_t count : counts_for(blocks, large_case(p, root, blocks)))
+          check_circulant(circulant_call(coll, p, count, blocks, root));
+}
+
+// Requested n for irregular counts: fewer above p = 40, and no cost-model choice at p = 1000.
+std::vector<int> irregular_blocks(int p) {
+  if (p > 200) return {1, 7};
+  if (p > 40) return {1, 7, 0};
+  return {1, 2, q_of(p), 7, 0};
+}
+
 }  // namespace
 
 TEST_CASE("circulant bcast: every p, roots 0, p-1, p/2, counts 0/1/odd/large, n = 1, 2, q, q+1, 7, auto") {
-  for (int p : all_ps())
-    for (int root : roots_of(p))
-      for (int blocks : block_choices(p))
-        for (std::uint64_t count : counts_for(blocks, large_case(p, root, blocks)))
-          check_circulant(circulant_call(collective::bcast, p, count, blocks, root));
+  check_rooted(collective::bcast);
   // float64 goes through the same regions.
   for (int p : {5, 17, 33, 129})
     check_circulant(circulant_call(collective::bcast, p, 1001, 7, p / 3, datatype_of<double>()));
 }
 
 TEST_CASE("circulant reduce: every p, roots 0, p-1, p/2, counts 0/1/odd/large, n = 1, 2, q, q+1, 7, auto") {
-  for (int p : all_ps())
-    for (int root : roots_of(p))
-      for (int blocks : block_choices(p))
-        for (std::uint64_t count : counts_for(blocks, large_case(p, root, blocks)))
-          check_circulant(circulant_call(collective::reduce, p, count, blocks, root));
+  check_rooted(collective::reduce);
 }
 
 TEST_CASE("circulant reduce: float64 sum, min, max, bxor") {
   const std::vector<std::pair<datatype, op>> cases = {
-      {datatype_of<double>(), ops::sum}, {datatype_of<double>(), ops::min}, {datatype_of<double>(), ops::max},
-      {datatype_of<std::int32_t>(), ops::min}, {datatype_of<std::int32_t>(), ops::max},
-      {datatype_of<std::int32_t>(), ops::bxor}, {datatype_of<std::uint64_t>(), ops::bxor}};
+      {datatype_of<double>(), ops::sum},        {datatype_of<double>(), ops::min},
+      {datatype_of<double>(), ops::max},        {datatype_of<std::int32_t>(), ops::min},
+      {datatype_of<std::int32_t>(), ops::max},  {datatype_of<std::int32_t>(), ops::bxor},
+      {datatype_of<std::uint64_t>(), ops::bxor}};
   for (int p : {1, 2, 3, 6, 7, 9, 13, 17, 24, 31, 40, 65, 128})
     for (const auto& [type, o] : cases)
       for (int blocks : {1, q_of(p) + 1, 0})
@@ -314,9 +303,7 @@ TEST_CASE("circulant allgather: every p, counts 0/1/odd/large, n = 1, 2, q, q+1,
 TEST_CASE("circulant allgatherv: regular, one rank has everything, zeros interspersed, random, displacements") {
   for (int p : all_ps()) {
     const bool large_p = p > 200;
-    const std::vector<int> blocks_list = large_p ? std::vector<int>{1, 7}
-                                         : p > 40 ? std::vector<int>{1, 7, 0}
-                                                  : std::vector<int>{1, 2, q_of(p), 7, 0};
+    const std::vector<int> blocks_list = irregular_blocks(p);
     for (const auto& counts : irregular_counts(p, large_p))
       for (int blocks : blocks_list) {
         call c = circulant_vcall(collective::allgatherv, counts, blocks);
@@ -353,9 +340,9 @@ TEST_CASE("circulant reduce_scatter_block: every p but 1000, counts 0/1/odd/larg
     }
   }
   for (const auto& [type, o] : std::vector<std::pair<datatype, op>>{{datatype_of<double>(), ops::sum},
-                                                                     {datatype_of<std::int32_t>(), ops::min},
-                                                                     {datatype_of<double>(), ops::max},
-                                                                     {datatype_of<std::int32_t>(), ops::bxor}})
+                                                                    {datatype_of<std::int32_t>(), ops::min},
+                                                                    {datatype_of<double>(), ops::max},
+                                                                    {datatype_of<std::int32_t>(), ops::bxor}})
     for (int p : {3, 8, 17, 22})
       check_circulant(circulant_call(collective::reduce_scatter_block, p, 29, 0, 0, type, o));
 }
@@ -363,9 +350,7 @@ TEST_CASE("circulant reduce_scatter_block: every p but 1000, counts 0/1/odd/larg
 TEST_CASE("circulant reduce_scatter: one rank has everything, zeros interspersed, random") {
   for (int p : all_ps()) {
     const bool large_p = p > 200;
-    const std::vector<int> blocks_list = large_p ? std::vector<int>{1, 7}
-                                         : p > 40 ? std::vector<int>{1, 7, 0}
-                                                  : std::vector<int>{1, 2, q_of(p), 7, 0};
+    const std::vector<int> blocks_list = irregular_blocks(p);
     for (const auto& counts : irregular_counts(p, large_p))
       for (int blocks : blocks_list) check_circulant(circulant_vcall(collective::reduce_scatter, counts, blocks));
   }
@@ -386,7 +371,8 @@ TEST_CASE("circulant allreduce: every p, counts 0/1/odd/large, n = 1, 2, q, q+1,
     }
     if (p > 40) {  // p parts of up to ~p regions per round each: smaller counts and n
       const auto up = static_cast<std::uint64_t>(p);
-      for (std::uint64_t count : {0ul, 1ul, 4 * up + 3}) check_circulant(circulant_call(collective::allreduce, p, count, 1));
+      for (std::uint64_t count : {0ul, 1ul, 4 * up + 3})
+        check_circulant(circulant_call(collective::allreduce, p, count, 1));
       check_circulant(circulant_call(collective::allreduce, p, 10 * up + 3, 3));
       check_circulant(circulant_call(collective::allreduce, p, 2 * up + 5, 0));
       continue;
@@ -399,9 +385,10 @@ TEST_CASE("circulant allreduce: every p, counts 0/1/odd/large, n = 1, 2, q, q+1,
       for (std::uint64_t count : counts) check_circulant(circulant_call(collective::allreduce, p, count, blocks));
     }
   }
-  const std::vector<std::pair<datatype, op>> cases = {
-      {datatype_of<double>(), ops::sum}, {datatype_of<double>(), ops::min}, {datatype_of<std::int32_t>(), ops::max},
-      {datatype_of<std::int32_t>(), ops::bxor}};
+  const std::vector<std::pair<datatype, op>> cases = {{datatype_of<double>(), ops::sum},
+                                                      {datatype_of<double>(), ops::min},
+                                                      {datatype_of<std::int32_t>(), ops::max},
+                                                      {datatype_of<std::int32_t>(), ops::bxor}};
   for (int p : {2, 7, 16, 23, 64})
     for (const auto& [type, o] : cases) check_circulant(circulant_call(collective::allreduce, p, 333, 0, 0, type, o));
 }
@@ -429,8 +416,8 @@ TEST_CASE("circulant allreduce in place and bcast through the comm API") {
 TEST_CASE("circulant reductions reject a non-commutative operator with a clear usage_error") {
   const op noncomm = matrix2x2_product();
   const datatype m2 = datatype_of<matrix2x2>();
-  for (collective coll : {collective::reduce, collective::reduce_scatter_block, collective::reduce_scatter,
-                          collective::allreduce}) {
+  for (collective coll :
+       {collective::reduce, collective::reduce_scatter_block, collective::reduce_scatter, collective::allreduce}) {
     for (int p : {2, 5, 8}) {
       for (executor_kind ex : {executor_kind::sequential, executor_kind::threads}) {
         call c = circulant_call(coll, p, 12, 2, p - 1, m2, noncomm);

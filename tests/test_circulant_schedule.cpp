@@ -1,5 +1,7 @@
 // Tests of the circulant broadcast schedules (include/ranklab/circulant.hpp; J. L. Träff,
-// seed 000, docs/algorithms.md 1.1-1.5): the paper's Tables 1-3 entry for entry, the four
+// "Optimal Broadcast Schedules in Logarithmic Time with Applications to Broadcast,
+// All-Broadcast, Reduction and All-Reduction"; see docs/algorithms.md, "Circulant
+// schedules"): the paper's Tables 1-3 entry for entry, the four
 // correctness conditions for every p up to 2100, the violation and recursion bounds,
 // the O(log p) send schedule against the O(log^2 p) reference, the receive schedule
 // against a literal linked-list transcription of the paper's Algorithms 4 and 5, and
@@ -51,8 +53,7 @@ struct paper_recv_schedule {
   int found = 0;
   std::array<int, circ::max_q + 2> next{}, prev{};
 
-  paper_recv_schedule(const skips& s_, std::int64_t r)
-      : s(s_), target(s_.p + r), recv(static_cast<std::size_t>(s_.q)) {
+  paper_recv_schedule(const skips& s_, std::int64_t r) : s(s_), target(s_.p + r), recv(static_cast<std::size_t>(s_.q)) {
     const int q = s.q;
     for (int k = 0; k <= q; ++k) {
       next[static_cast<std::size_t>(k)] = k - 1;
@@ -95,14 +96,15 @@ std::vector<std::int64_t> sample_ranks(const skips& s, int random_count, std::ui
   for (int k = 0; k <= s.q; ++k)
     for (std::int64_t d : {-1, 0, 1}) ranks.push_back(s[k] + d);
   std::mt19937_64 rng(seed);
-  for (int i = 0; i < random_count; ++i) ranks.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.p)));
+  for (int i = 0; i < random_count; ++i)
+    ranks.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.p)));
   std::erase_if(ranks, [&](std::int64_t r) { return r < 0 || r >= s.p; });
   return ranks;
 }
 
 const std::vector<std::int64_t> large_ps = {
-    (1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3 << 19, 1'000'003, (1 << 24) + 1,
-    (std::int64_t{1} << 30) + 1, circ::max_p - 1, circ::max_p};
+    (1 << 20) - 1,   1 << 20,    (1 << 20) + 1, 3 << 19, 1'000'003, (1 << 24) + 1, (std::int64_t{1} << 30) + 1,
+    circ::max_p - 1, circ::max_p};
 
 }  // namespace
 
@@ -234,10 +236,9 @@ TEST_CASE("recursion and search bounds for every p in 1..2100 and sampled large 
     circ::schedule_stats st;
     recv_of(s, r, &st);
     if (st.recursion_depth > circ::recursion_depth_bound(s.q) ||
-        st.recursive_calls > circ::recursive_calls_bound(s.q) ||
-        st.search_steps > circ::search_steps_bound(s.q))
-      FAIL("p=" << s.p << " r=" << r << ": depth " << st.recursion_depth << " calls "
-                << st.recursive_calls << " steps " << st.search_steps);
+        st.recursive_calls > circ::recursive_calls_bound(s.q) || st.search_steps > circ::search_steps_bound(s.q))
+      FAIL("p=" << s.p << " r=" << r << ": depth " << st.recursion_depth << " calls " << st.recursive_calls << " steps "
+                << st.search_steps);
     return st;
   };
   int deepest_at_1536 = 0;
@@ -296,8 +297,8 @@ TEST_CASE("conditions 2-4 and violations for sampled ranks of large p (schedules
         if (r == 0) {
           REQUIRE(send[uk] == k);
         } else {
-          const bool held = send[uk] == b - q ||
-                            std::find(recv.begin(), recv.begin() + k, send[uk]) != recv.begin() + k;
+          const bool held =
+              send[uk] == b - q || std::find(recv.begin(), recv.begin() + k, send[uk]) != recv.begin() + k;
           REQUIRE(held);
         }
       }
@@ -337,8 +338,7 @@ TEST_CASE("Algorithm 1 with all ranks in lock step, moving blocks") {
       std::vector<std::vector<circ::round_plan>> plans(up);
       for (std::int64_t r = 0; r < p; ++r) {
         const auto ur = static_cast<std::size_t>(r);
-        circ::for_each_round(s, n, recv[ur], send[ur], r,
-                             [&](const circ::round_plan& pl) { plans[ur].push_back(pl); });
+        circ::for_each_round(s, n, recv[ur], send[ur], r, [&](const circ::round_plan& pl) { plans[ur].push_back(pl); });
         REQUIRE(static_cast<int>(plans[ur].size()) == circ::broadcast_rounds(s, n));
         for (const auto& pl : plans[ur]) {  // random access gives the same plans
           const auto direct = circ::plan_round(s, n, recv[ur], send[ur], r, pl.round);
@@ -441,8 +441,7 @@ TEST_CASE("the broadcast simulation catches consistent but wrong schedules") {
     CHECK(c.failure.find("p=33 rank 7") != std::string::npos);
     INFO(c.failure);
     // the first thing to go wrong: the duplicate, or a send of the block now never received
-    CHECK((c.failure.find("again") != std::string::npos ||
-           c.failure.find("before receiving") != std::string::npos));
+    CHECK((c.failure.find("again") != std::string::npos || c.failure.find("before receiving") != std::string::npos));
   }
   SUBCASE("some duplicate is reported as such") {
     bool reported = false;

@@ -1,20 +1,21 @@
 // The shared-memory direct algorithms (registered as "direct", outside the one-ported
-// model): every one against the sequential reference on both executors for p in
-// {1,2,3,4,5,7,8,16,17}, counts 0, 1 and irregular, non-zero roots, irregular v-counts with
-// zeros and displacements with gaps, in place where supported (reduce at the root,
-// allreduce), the non-commutative 2x2 matrix product for the reductions; the fence
-// discipline as a property of the schedules (every remote read lies between two fences,
-// after the first and before the last, and its owner writes nothing it overlaps between
-// the same two fences); round counts and remote volumes; registry entries and selection.
+// model): large vectors on the thread executor, in place where supported (reduce at the
+// root, allreduce); the fence discipline as a property of the schedules (every remote read
+// lies between two fences, after the first and before the last, and its owner writes
+// nothing it overlaps between the same two fences), on every call shape of the conformance
+// sweep; round counts and remote volumes; registry entries and selection. Results against
+// the reference: test_conformance.cpp. See docs/algorithms.md, "Direct shared-memory
+// algorithms".
 #include <algorithm>
 #include <cstring>
-#include <random>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "call_sweeps.hpp"
+#include "circulant/circulant_collectives.hpp"
 #include "collective_checks.hpp"
 #include "patterns/rank_arithmetic.hpp"
-#include "circulant/circulant_collectives.hpp"
 #include "ranklab/selection.hpp"
 
 using namespace ranklab;
@@ -22,99 +23,18 @@ using namespace ranklab::testing;
 
 namespace {
 
-const collective direct_colls[] = {
-    collective::bcast,          collective::reduce,  collective::allreduce, collective::allgather,
-    collective::allgatherv,     collective::reduce_scatter, collective::reduce_scatter_block,
-    collective::scatter,        collective::scatterv, collective::gather,   collective::gatherv,
-    collective::alltoall,       collective::alltoallv,
-};
 const int ps[] = {1, 2, 3, 4, 5, 7, 8, 16, 17};
 
-std::vector<int> roots_for(int p) {
-  std::vector<int> r{0};
-  if (p > 1) r.push_back(p - 1);
-  if (p > 2) r.push_back(p / 2);
-  return r;
-}
-
-// Per-rank counts with zeros: mixed, one rank has everything, all zero.
-std::vector<std::vector<std::uint64_t>> count_patterns(int p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(p));
-  std::vector<std::uint64_t> mixed(p), one(p, 0), zero(p, 0);
-  for (int j = 0; j < p; ++j) mixed[j] = rng() % 3 == 0 ? 0 : 1 + rng() % 9;
-  one[static_cast<std::size_t>(p / 2)] = 37;
-  return {mixed, one, zero};
-}
-
-// Displacements that reverse the block order and leave gaps.
-std::vector<std::uint64_t> reversed_with_gaps(const std::vector<std::uint64_t>& c) {
-  std::vector<std::uint64_t> d(c.size());
-  std::uint64_t at = 3;
-  for (std::size_t j = c.size(); j-- > 0;) {
-    d[j] = at;
-    at += c[j] + 2;
-  }
-  return d;
-}
-
-// alltoallv count matrices: random with zeros, only the diagonal, all zero.
-std::vector<std::vector<std::uint64_t>> matrix_patterns(int p, std::uint64_t seed) {
-  std::mt19937_64 rng(seed * 31 + static_cast<std::uint64_t>(p));
-  const auto pp = static_cast<std::size_t>(p) * static_cast<std::size_t>(p);
-  std::vector<std::uint64_t> random(pp), diagonal(pp, 0), zero(pp, 0);
-  for (auto& c : random) c = rng() % 3 == 0 ? 0 : rng() % 7;
-  for (int j = 0; j < p; ++j) diagonal[static_cast<std::size_t>(j) * p + j] = 4;
-  return {random, diagonal, zero};
-}
-
-// Every call of the direct algorithm of `c` worth checking at p ranks (types: int32 and,
-// for reductions, also the non-commutative matrix product).
-std::vector<call> calls_for(collective c, int p, bool thorough) {
-  std::vector<call> out;
-  const auto up = static_cast<std::uint64_t>(p);
-  const std::vector<std::uint64_t> counts = thorough ? std::vector<std::uint64_t>{0, 1, 2 * up + 3, 1000}
-                                                     : std::vector<std::uint64_t>{0, 1, 2 * up + 3};
-  std::vector<op> ops = {ops::sum};
-  if (is_reduction(c)) ops.push_back(matrix2x2_product());
-  for (const op& o : ops) {
-    const datatype t = o.kind == op_kind::user ? datatype_of<matrix2x2>() : datatype_of<std::int32_t>();
-    const std::vector<int> roots = is_rooted(c) ? roots_for(p) : std::vector<int>{0};
-    for (int root : roots) {
-      if (c == collective::alltoallv) {
-        for (auto& m : matrix_patterns(p, 5)) {
-          call cl = make_call(c, "direct", p, 0, root, t, o);
-          cl.args.counts = m;
-          out.push_back(cl);
-        }
-      } else if (has_vector_counts(c)) {
-        for (auto& v : count_patterns(p, 3)) {
-          call cl = make_call(c, "direct", p, 0, root, t, o);
-          cl.args.counts = v;
-          out.push_back(cl);
-          if (c != collective::reduce_scatter) {
-            cl.args.displs = reversed_with_gaps(v);
-            out.push_back(cl);
-          }
-        }
-      } else {
-        for (std::uint64_t n : counts) out.push_back(make_call(c, "direct", p, n, root, t, o));
-      }
-    }
-  }
+// The registered direct algorithms, one per collective they serve.
+std::vector<const algorithm*> direct_algorithms() {
+  std::vector<const algorithm*> out;
+  for (const algorithm* a : registry::all())
+    if (a->name == "direct") out.push_back(a);
   return out;
 }
 
-const algorithm& direct(collective c) {
-  const algorithm* a = registry::find(c, "direct");
-  REQUIRE_MESSAGE(a != nullptr, name(c));
-  return *a;
-}
-
-schedule_set plans_of(const call& c) {
-  coll_args a = c.args;
-  a.commutative = c.reduction.commutative;
-  a.elem_size = c.type.size;
-  return build_all(direct(a.coll), a);
+call direct_call(collective c, int p, std::uint64_t n, int root = 0, const operand& o = int_sum) {
+  return make_call(c, p, n, root, o.type, o.reduction, {"direct"});
 }
 
 // ---- the fence discipline -----------------------------------------------------------------------
@@ -197,8 +117,7 @@ int fences_of(const schedule_set& set) {
 }
 
 bool overlap(const region& a, const region& b, bool in_out_alias) {
-  const bool same = a.buffer == b.buffer ||
-                    (in_out_alias && a.buffer < first_scratch && b.buffer < first_scratch);
+  const bool same = a.buffer == b.buffer || (in_out_alias && a.buffer < first_scratch && b.buffer < first_scratch);
   return same && a.count > 0 && b.count > 0 && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
 }
 
@@ -219,24 +138,24 @@ std::vector<std::string> fence_problems(const schedule_set& set, bool in_out_ali
       if (st.dst_rank != no_rank) {  // a push into another rank's buffer
         const int j = st.dst_rank;
         if (es.epoch < 1 || es.epoch >= all[r].fences) {
-          problems.push_back(fmt::format("rank {} pushes into rank {} after fence {} of {}", r, j, es.epoch,
-                                         all[r].fences));
+          problems.push_back(
+              fmt::format("rank {} pushes into rank {} after fence {} of {}", r, j, es.epoch, all[r].fences));
           continue;
         }
         for (const epoch_step& w : all[static_cast<std::size_t>(j)].steps)  // j's own steps
-          if (w.epoch == es.epoch &&
-              ((w.step.dst_rank == no_rank && overlap(w.step.dst, st.dst, in_out_alias)) ||
-               (w.step.src_rank == no_rank && overlap(w.step.src, st.dst, in_out_alias))))
-            problems.push_back(fmt::format("rank {} pushes into [{}, +{}) of buffer {} of rank {} while that rank "
-                                           "uses it (between fences {} and {})",
-                                           r, st.dst.offset, st.dst.count, st.dst.buffer, j, es.epoch, es.epoch + 1));
+          if (w.epoch == es.epoch && ((w.step.dst_rank == no_rank && overlap(w.step.dst, st.dst, in_out_alias)) ||
+                                      (w.step.src_rank == no_rank && overlap(w.step.src, st.dst, in_out_alias))))
+            problems.push_back(
+                fmt::format("rank {} pushes into [{}, +{}) of buffer {} of rank {} while that rank "
+                            "uses it (between fences {} and {})",
+                            r, st.dst.offset, st.dst.count, st.dst.buffer, j, es.epoch, es.epoch + 1));
         if (problems.size() > 5) return problems;
         continue;
       }
       if (st.src_rank == no_rank) continue;
       if (es.epoch < 1 || es.epoch >= all[r].fences) {
-        problems.push_back(fmt::format("rank {} reads rank {} after fence {} of {}", r, st.src_rank, es.epoch,
-                                       all[r].fences));
+        problems.push_back(
+            fmt::format("rank {} reads rank {} after fence {} of {}", r, st.src_rank, es.epoch, all[r].fences));
         continue;
       }
       // What we read must not be written meanwhile: by its owner, or pushed into by anyone.
@@ -247,14 +166,21 @@ std::vector<std::string> fence_problems(const schedule_set& set, bool in_out_ali
                                            st.src.offset, st.src.count, st.src_rank, x));
       for (const epoch_step& w : all[static_cast<std::size_t>(st.src_rank)].steps)
         if (w.epoch == es.epoch && w.step.dst_rank == no_rank && overlap(w.step.dst, st.src, in_out_alias))
-          problems.push_back(fmt::format("rank {} reads [{}, +{}) of buffer {} of rank {} while that rank writes it "
-                                         "(between fences {} and {})",
-                                         r, st.src.offset, st.src.count, st.src.buffer, st.src_rank, es.epoch,
-                                         es.epoch + 1));
+          problems.push_back(
+              fmt::format("rank {} reads [{}, +{}) of buffer {} of rank {} while that rank writes it "
+                          "(between fences {} and {})",
+                          r, st.src.offset, st.src.count, st.src.buffer, st.src_rank, es.epoch, es.epoch + 1));
       if (problems.size() > 5) return problems;
     }
   }
   return problems;
+}
+
+// A call at p = 5 with root 3 for which "auto" decides (v-collectives: counts with a zero).
+call auto_call(collective c) {
+  if (c == collective::alltoallv) return make_vcall(c, 5, std::vector<std::uint64_t>(25, 2), {}, 3, i32);
+  if (has_vector_counts(c)) return make_vcall(c, 5, std::vector<std::uint64_t>{1, 0, 4, 2, 9}, {}, 3, i32);
+  return make_call(c, 5, 7, 3, i32);
 }
 
 // ---- in place --------------------------------------------------------------------------------------
@@ -286,8 +212,9 @@ std::string run_in_place(const call& c, executor_kind ex) {
 }  // namespace
 
 TEST_CASE("direct: registry entries (shared memory, outside the one-ported model, no preconditions, a cost)") {
-  for (collective c : direct_colls) {
-    const algorithm& a = direct(c);
+  for (const algorithm* d : direct_algorithms()) {
+    const algorithm& a = *d;
+    const collective c = a.coll;
     INFO(name(c));
     CHECK_FALSE(a.one_ported);
     CHECK_FALSE(a.needs_commutative);
@@ -305,36 +232,13 @@ TEST_CASE("direct: registry entries (shared memory, outside the one-ported model
   }
 }
 
-TEST_CASE("direct: every collective against the reference, sequential executor") {
-  int checked = 0;
-  for (collective c : direct_colls)
-    for (int p : ps)
-      for (const call& cl : calls_for(c, p, true)) {
-        expect_verified(cl, executor_kind::sequential);
-        ++checked;
-      }
-  MESSAGE(checked, " calls checked");
-}
-
-TEST_CASE("direct: every collective against the reference, large p, sequential executor") {
-  for (collective c : direct_colls)
-    for (int p : {64, 100}) {
-      const std::vector<call> calls = calls_for(c, p, false);
-      for (std::size_t i = 0; i < calls.size(); i += 2) expect_verified(calls[i], executor_kind::sequential);
-    }
-}
-
-TEST_CASE("direct: every collective against the reference, thread executor (two calls back to back)") {
-  for (collective c : direct_colls)
-    for (int p : ps)
-      for (const call& cl : calls_for(c, p, false)) expect_verified(cl, executor_kind::threads);
-}
-
 TEST_CASE("direct: large vectors on the thread executor (reduce's split scheme, big copies)") {
-  for (collective c : direct_colls)
+  for (const algorithm* a : direct_algorithms())
     for (int p : {2, 3, 5, 8}) {
-      call cl = make_call(c, "direct", p, 20011, p / 2);
-      if (c == collective::alltoallv) cl.args.counts.assign(static_cast<std::size_t>(p * p), 3001), cl.args.count = 0;
+      const collective c = a->coll;
+      call cl = direct_call(c, p, 20011, p / 2);
+      if (c == collective::alltoallv)
+        cl.args.counts.assign(static_cast<std::size_t>(p * p), 3001), cl.args.count = 0;
       else if (has_vector_counts(c)) {
         cl.args.counts.clear();
         for (int j = 0; j < p; ++j) cl.args.counts.push_back(j == 1 ? 0 : 7001 + static_cast<std::uint64_t>(j));
@@ -342,7 +246,7 @@ TEST_CASE("direct: large vectors on the thread executor (reduce's split scheme, 
       }
       expect_verified(cl, executor_kind::threads, 3);
       if (is_reduction(c)) {
-        call m = make_call(c, "direct", p, 5003, p / 2, datatype_of<matrix2x2>(), matrix2x2_product());
+        call m = direct_call(c, p, 5003, p / 2, matrix_product);
         if (has_vector_counts(c)) m.args.counts = cl.args.counts, m.args.count = 0;
         expect_verified(m, executor_kind::threads);
       }
@@ -355,8 +259,7 @@ TEST_CASE("direct: in place (reduce at the root, allreduce), both executors, bot
       for (int root : c == collective::reduce ? roots_for(p) : std::vector<int>{0})
         for (std::uint64_t n : {std::uint64_t{1}, 2 * static_cast<std::uint64_t>(p) + 3, std::uint64_t{3001}})
           for (bool matrix : {false, true}) {
-            const call cl = matrix ? make_call(c, "direct", p, n, root, datatype_of<matrix2x2>(), matrix2x2_product())
-                                   : make_call(c, "direct", p, n, root);
+            const call cl = direct_call(c, p, n, root, matrix ? matrix_product : int_sum);
             for (executor_kind ex : {executor_kind::sequential, executor_kind::threads}) {
               if (ex == executor_kind::threads && n > 1000 && p > 8) continue;
               INFO(label(cl, ex));
@@ -370,7 +273,7 @@ TEST_CASE("direct: reduce takes both schemes: the root alone (2 fences) for shor
   for (int p : {2, 3, 4, 5, 7, 8, 16, 17}) {
     bool was_split = false;
     for (std::uint64_t n : {1, 10, 100, 1000, 10000, 100000, 1000000}) {
-      const call cl = make_call(collective::reduce, "direct", p, n, p / 3);
+      const call cl = direct_call(collective::reduce, p, n, p / 3);
       const schedule_set set = plans_of(cl);
       const verify_report rep = verify(set);
       INFO("p=" << p << " n=" << n);
@@ -378,7 +281,7 @@ TEST_CASE("direct: reduce takes both schemes: the root alone (2 fences) for shor
       CHECK(rep.elements == 0);  // no data in messages
       const int fences = fences_of(set);
       if (fences == 2) {
-        CHECK_FALSE(was_split);  // one threshold: short vectors alone, long ones split
+        CHECK_FALSE(was_split);                     // one threshold: short vectors alone, long ones split
         CHECK(rep.remote_elements == (p - 1) * n);  // the root reads every other input
         ++alone;
       } else {
@@ -403,7 +306,7 @@ TEST_CASE("direct: two fences, no data in messages, and the volume each rank rea
     const auto up = static_cast<std::uint64_t>(p);
     const std::uint64_t n = 5;
     INFO("p=" << p);
-    auto plans = [&](collective c, int root = 0) { return plans_of(make_call(c, "direct", p, n, root)); };
+    auto plans = [&](collective c, int root = 0) { return plans_of(direct_call(c, p, n, root)); };
     for (collective c : {collective::allgather, collective::alltoall, collective::reduce_scatter_block,
                          collective::gather, collective::scatter, collective::bcast}) {
       const schedule_set set = plans(c, p / 2);
@@ -419,8 +322,8 @@ TEST_CASE("direct: two fences, no data in messages, and the volume each rank rea
     CHECK(verify(plans(collective::gather, p / 2)).remote_elements == (up - 1) * n);
     CHECK(verify(plans(collective::scatter, p / 2)).remote_elements == (up - 1) * n);
     // Nothing to read, no fences.
-    CHECK(verify(plans_of(make_call(collective::allgather, "direct", p, 0))).rounds == 0);
-    call v = make_call(collective::gatherv, "direct", p, 0, p - 1);
+    CHECK(verify(plans_of(direct_call(collective::allgather, p, 0))).rounds == 0);
+    call v = direct_call(collective::gatherv, p, 0, p - 1);
     v.args.counts.assign(up, 0);
     v.args.counts[static_cast<std::size_t>(p - 1)] = 9;  // only the root has data
     CHECK(verify(plans_of(v)).rounds == 0);
@@ -432,7 +335,7 @@ TEST_CASE("direct: bcast shares the copying: the root pushes the first 1/p into 
     for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{1000}}) {
       INFO("p=" << p << " n=" << n);
       const int root = p / 2;
-      const schedule_set set = plans_of(make_call(collective::bcast, "direct", p, n, root));
+      const schedule_set set = plans_of(direct_call(collective::bcast, p, n, root));
       const verify_report r = verify(set);
       REQUIRE(r.ok);
       const std::uint64_t head = n / static_cast<std::uint64_t>(p);
@@ -459,8 +362,10 @@ TEST_CASE("direct: bcast shares the copying: the root pushes the first 1/p into 
   for (int r = 0; r < 2; ++r) {
     bad.emplace_back(r, 2, 4, 4);
     bad.back().fence();
-    if (r == 0) bad.back().push(1, region{in_buffer, 0, 4}, region{out_buffer, 0, 4});
-    else bad.back().copy(region{out_buffer, 0, 4}, region{out_buffer, 0, 4});
+    if (r == 0)
+      bad.back().push(1, region{in_buffer, 0, 4}, region{out_buffer, 0, 4});
+    else
+      bad.back().copy(region{out_buffer, 0, 4}, region{out_buffer, 0, 4});
     bad.back().fence();
   }
   CHECK_FALSE(fence_problems(bad, false).empty());
@@ -468,9 +373,10 @@ TEST_CASE("direct: bcast shares the copying: the root pushes the first 1/p into 
 
 TEST_CASE("direct: every remote read lies between two fences, and its owner does not write it meanwhile") {
   int sets = 0;
-  for (collective c : direct_colls)
+  for (const algorithm* a : direct_algorithms())
     for (int p : {1, 2, 3, 4, 5, 7, 8, 16, 17, 33})
-      for (const call& cl : calls_for(c, p, true)) {
+      for (const call& cl : conformance_calls(*a, p, sweep::thorough)) {
+        const collective c = a->coll;
         const schedule_set set = plans_of(cl);
         INFO(label(cl, executor_kind::sequential));
         const bool in_place = c == collective::reduce || c == collective::allreduce;
@@ -483,69 +389,61 @@ TEST_CASE("direct: every remote read lies between two fences, and its owner does
 
 TEST_CASE("direct: the fence check catches a read without a fence, a read during a write, a missing last fence") {
   const int p = 4;
-  auto make = [&](auto&& body) {
+  const region all_in{in_buffer, 0, 4}, all_out{out_buffer, 0, 4};
+  using body = std::function<void(schedule&, int)>;
+  const auto read_left = [&](schedule& s, int r) { s.remote((r + p - 1) % p, all_in, all_out); };
+  const auto fenced = [&](const body& inner) {
+    return [&, inner](schedule& s, int r) {
+      s.fence_rounds();
+      inner(s, r);
+      s.fence_rounds();
+    };
+  };
+  struct fence_case {
+    const char* what;
+    bool in_place, safe;
+    body build;
+  };
+  const fence_case cases[] = {
+      {"fence, read the left neighbour's input, fence", false, true, fenced(read_left)},
+      {"the same with one-round counter fences", false, true,
+       [&](schedule& s, int r) {
+         s.fence();
+         read_left(s, r);
+         s.fence();
+       }},
+      {"no last counter fence", false, false,
+       [&](schedule& s, int r) {
+         s.fence();
+         read_left(s, r);
+       }},
+      {"no first fence", false, false,
+       [&](schedule& s, int r) {
+         read_left(s, r);
+         s.fence_rounds();
+       }},
+      {"no last fence", false, false,
+       [&](schedule& s, int r) {
+         s.fence_rounds();
+         read_left(s, r);
+       }},
+      {"the owner writes what its neighbour reads between the same fences", false, false,
+       fenced([&](schedule& s, int r) {
+         s.copy(all_in, all_out);
+         s.remote((r + p - 1) % p, all_out, region{s.scratch(4), 0, 4});
+       })},
+      {"in place: writing out while another reads in", true, false, fenced(read_left)},
+  };
+  for (const fence_case& fc : cases) {
     schedule_set set;
     for (int r = 0; r < p; ++r) {
       schedule s(r, p, 4, 4);
-      body(s, r);
+      fc.build(s, r);
       set.push_back(std::move(s));
     }
-    return set;
-  };
-  const region all_in{in_buffer, 0, 4}, all_out{out_buffer, 0, 4};
-  // Correct: fence, read the left neighbour's input, fence.
-  CHECK(fence_problems(make([&](schedule& s, int r) {
-                         s.fence_rounds();
-                         s.remote((r + p - 1) % p, all_in, all_out);
-                         s.fence_rounds();
-                       }),
-                       false)
-            .empty());
-  // The same with one-round counter fences.
-  CHECK(fence_problems(make([&](schedule& s, int r) {
-                         s.fence();
-                         s.remote((r + p - 1) % p, all_in, all_out);
-                         s.fence();
-                       }),
-                       false)
-            .empty());
-  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
-                               s.fence();
-                               s.remote((r + p - 1) % p, all_in, all_out);
-                             }),
-                             false)
-                  .empty());
-  // No first fence.
-  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
-                               s.remote((r + p - 1) % p, all_in, all_out);
-                               s.fence_rounds();
-                             }),
-                             false)
-                  .empty());
-  // No last fence.
-  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
-                               s.fence_rounds();
-                               s.remote((r + p - 1) % p, all_in, all_out);
-                             }),
-                             false)
-                  .empty());
-  // The owner writes what is read between the same fences (its out, read by its neighbour).
-  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
-                               s.fence_rounds();
-                               s.copy(all_in, all_out);
-                               s.remote((r + p - 1) % p, all_out, region{s.scratch(4), 0, 4});
-                               s.fence_rounds();
-                             }),
-                             false)
-                  .empty());
-  // In place: writing out while another reads in.
-  CHECK_FALSE(fence_problems(make([&](schedule& s, int r) {
-                               s.fence_rounds();
-                               s.remote((r + p - 1) % p, all_in, all_out);
-                               s.fence_rounds();
-                             }),
-                             true)
-                  .empty());
+    INFO(fc.what);
+    CHECK(fence_problems(set, fc.in_place).empty() == fc.safe);
+  }
 }
 
 TEST_CASE("direct: auto takes a direct algorithm when the table says it is the fastest") {
@@ -553,18 +451,17 @@ TEST_CASE("direct: auto takes a direct algorithm when the table says it is the f
   // and writes the fastest as a rule; here such a table is given directly.
   selection_table t;
   t.source = "direct.json";
-  for (collective c : direct_colls) {
+  for (const algorithm* a : direct_algorithms()) {
     selection_rule r;
-    r.coll = c;
+    r.coll = a->coll;
     r.algorithm = "direct";
     r.note = "measured fastest";
     t.rules.push_back(r);
   }
   use_selection(t);
-  for (collective c : direct_colls) {
-    call cl = make_call(c, "auto", 5, 7, 3);
-    if (c == collective::alltoallv) cl.args.counts.assign(25, 2), cl.args.count = 0;
-    else if (has_vector_counts(c)) cl.args.counts = {1, 0, 4, 2, 9}, cl.args.count = 0;
+  for (const algorithm* a : direct_algorithms()) {
+    const collective c = a->coll;
+    const call cl = auto_call(c);
     for (executor_kind ex : {executor_kind::sequential, executor_kind::threads}) {
       const check_result r = expect_verified(cl, ex);
       CHECK(r.algo == registry::find(c, "direct"));
@@ -574,10 +471,9 @@ TEST_CASE("direct: auto takes a direct algorithm when the table says it is the f
   // The hand-written built-in table does not name them: without measurements, auto stays
   // one-ported.
   use_selection(builtin_selection());
-  for (collective c : direct_colls) {
-    call cl = make_call(c, "auto", 5, 7, 3);
-    if (c == collective::alltoallv) cl.args.counts.assign(25, 2), cl.args.count = 0;
-    else if (has_vector_counts(c)) cl.args.counts = {1, 0, 4, 2, 9}, cl.args.count = 0;
+  for (const algorithm* a : direct_algorithms()) {
+    const collective c = a->coll;
+    const call cl = auto_call(c);
     CHECK(select_algorithm(cl.args, 4, "auto").one_ported);
   }
   reset_selection();

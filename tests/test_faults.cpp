@@ -24,10 +24,12 @@
 #include <optional>
 
 #include "stress_support.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 using namespace ranklab;
+using namespace ranklab::testing;
 using namespace ranklab::stress;
 using namespace std::chrono_literals;
 
@@ -98,17 +100,21 @@ trial_result run_trial(const plan& normal, const plan& odd, int odd_rank, const 
   const auto t0 = clock::now();
   run_with_watchdog(trial_name, [&] {
     try {
-      run(normal.p, [&](comm& cm) {
-        const bool is_odd = cm.rank() == odd_rank;
-        recording(res.endings[static_cast<std::size_t>(cm.rank())],
-                  [&] { play(cm, is_odd ? odd : normal, is_odd ? odd_data : normal_data); });
-      }, normal.options);
+      run(
+          normal.p,
+          [&](comm& cm) {
+            const bool is_odd = cm.rank() == odd_rank;
+            recording(res.endings[static_cast<std::size_t>(cm.rank())],
+                      [&] { play(cm, is_odd ? odd : normal, is_odd ? odd_data : normal_data); });
+          },
+          normal.options);
     } catch (...) {
       res.thrown = std::current_exception();
     }
   });
   res.seconds = std::chrono::duration<double>(clock::now() - t0).count();
-  if (env_number("RANKLAB_STRESS_VERBOSE", 0)) std::cout << fmt::format("trial took {:.3f} s", res.seconds) << std::endl;
+  if (env_number("RANKLAB_STRESS_VERBOSE", 0))
+    std::cout << fmt::format("trial took {:.3f} s", res.seconds) << std::endl;
   return res;
 }
 
@@ -133,22 +139,13 @@ std::string text_of(const std::exception_ptr& e) {
   }
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 std::string rank_text(int r) { return "rank " + std::to_string(r); }
 
 // ---- plans for the trials ----------------------------------------------------------------
 
 // Short sequences with many requests, on teams of at least two ranks. The small deadlock
 // timeout keeps the deadlock and mismatch trials fast.
-plan_shape fault_shape() {
-  plan_shape s;
-  s.min_p = 2;
-  s.min_calls = 4;
-  s.max_calls = 14;
-  s.nonblocking_share = 0.5;
-  return s;
-}
+const plan_shape fault_shape{.min_calls = 4, .max_calls = 14, .min_p = 2, .nonblocking_share = 0.5};
 
 plan base_plan(plan_generator& gen) {
   plan pl = gen.generate();
@@ -260,8 +257,8 @@ void check_released(const trial_result& res, int thrower, const std::vector<std:
     const bool released = e.kind == "remote_failure" && e.origin == thrower && e.error_rank == r &&
                           contains(e.cause, original->text) && contains(e.what, rank_text(thrower));
     if (!released) {
-      v.problems.push_back(fmt::format("rank {} was not released with remote_failure naming rank {}: {} {}", r,
-                                       thrower, e.kind, e.what));
+      v.problems.push_back(fmt::format("rank {} was not released with remote_failure naming rank {}: {} {}", r, thrower,
+                                       e.kind, e.what));
       continue;
     }
     const double seconds = std::chrono::duration<double>(e.at - original->thrown_at).count();
@@ -271,7 +268,7 @@ void check_released(const trial_result& res, int thrower, const std::vector<std:
 }
 
 verdict throwing_rank_trial(std::uint64_t seed, const std::string& trial_name) {
-  plan_generator gen(seed, fault_shape());
+  plan_generator gen(seed, fault_shape);
   plan normal = base_plan(gen);
   // A final barrier: without it a rank could legally finish the plan without meeting the
   // thrower (its last calls may need nothing from it) and then nobody must release it.
@@ -312,7 +309,7 @@ void sum_or_throw(const void* in, void* inout, std::size_t n, const void* contex
 }
 
 verdict throwing_operator_trial(std::uint64_t seed, const std::string& trial_name) {
-  plan_generator gen(seed, fault_shape());
+  plan_generator gen(seed, fault_shape);
   plan pl = base_plan(gen);
   pl.options.progress_thread = false;  // the operator must run on the rank's own thread
   // In every scan algorithm each rank but 0 combines what it receives with its own input.
@@ -335,7 +332,7 @@ verdict throwing_operator_trial(std::uint64_t seed, const std::string& trial_nam
 // ---- the rank that skips the last call -------------------------------------------------
 
 verdict skipped_last_call_trial(std::uint64_t seed, const std::string& trial_name) {
-  plan_generator gen(seed, fault_shape());
+  plan_generator gen(seed, fault_shape);
   plan normal = base_plan(gen);
   add_call(normal, everyone_waits_call(gen, normal.p), normal.steps.size());
   const int skipper = gen.int_in(0, normal.p - 1);
@@ -348,10 +345,12 @@ verdict skipped_last_call_trial(std::uint64_t seed, const std::string& trial_nam
   v.context = fmt::format("rank {} skips the last call ({})\n{}\n{}", skipper, describe(normal.calls.back()),
                           endings_text(res), describe(normal));
   const std::string what = text_of(res.thrown);
-  if (!caught_as<deadlock_error>(res.thrown)) v.problems.push_back("run() did not throw deadlock_error");
+  if (!caught_as<deadlock_error>(res.thrown))
+    v.problems.push_back("run() did not throw deadlock_error");
   else if (!contains(what, rank_text(skipper) + " has returned"))
     v.problems.push_back(fmt::format("the deadlock report does not say that rank {} has returned", skipper));
-  if (res.endings[skipper].kind != "ok") v.problems.push_back("the skipping rank ended with " + res.endings[skipper].kind);
+  if (res.endings[skipper].kind != "ok")
+    v.problems.push_back("the skipping rank ended with " + res.endings[skipper].kind);
   for (int r = 0; r < normal.p; ++r)
     if (r != skipper && res.endings[static_cast<std::size_t>(r)].kind != "deadlock_error")
       v.problems.push_back(fmt::format("rank {} ended with {}", r, res.endings[static_cast<std::size_t>(r)].kind));
@@ -369,8 +368,8 @@ std::string_view deviation_name(deviation d) {
 }
 
 collective rooted_collective(plan_generator& gen) {
-  static const collective rooted[] = {collective::bcast, collective::reduce, collective::scatter, collective::scatterv,
-                                      collective::gather, collective::gatherv};
+  static const collective rooted[] = {collective::bcast,    collective::reduce, collective::scatter,
+                                      collective::scatterv, collective::gather, collective::gatherv};
   return gen.pick(std::span(rooted));
 }
 
@@ -412,12 +411,14 @@ void drop_a_call(plan_generator& gen, plan& odd) {
 }
 
 verdict disagreement_trial(deviation d, std::uint64_t seed, const std::string& trial_name) {
-  plan_generator gen(seed, fault_shape());
+  plan_generator gen(seed, fault_shape);
   plan normal = base_plan(gen);
   plan odd = normal;
   const int odd_rank = gen.int_in(0, normal.p - 1);
-  if (d == deviation::skipped_call) drop_a_call(gen, odd);
-  else insert_disagreement(gen, d, normal, odd);
+  if (d == deviation::skipped_call)
+    drop_a_call(gen, odd);
+  else
+    insert_disagreement(gen, d, normal, odd);
   // A final barrier: a rank that passed its odd call without meeting anyone still has to
   // meet everyone once more, so the disagreement cannot go unnoticed.
   const call_spec last = gen.make_call(normal.p, collective::barrier, true);
@@ -434,13 +435,15 @@ verdict disagreement_trial(deviation d, std::uint64_t seed, const std::string& t
   const bool deadlock_allowed = d == deviation::skipped_call && caught_as<deadlock_error>(res.thrown).has_value();
   if (!mismatch && !deadlock_allowed)
     v.problems.push_back("run() threw neither mismatch_error" +
-                         std::string(d == deviation::skipped_call ? " nor deadlock_error" : "") + ": " + text_of(res.thrown));
+                         std::string(d == deviation::skipped_call ? " nor deadlock_error" : "") + ": " +
+                         text_of(res.thrown));
   else if (!contains(what, rank_text(odd_rank)))
     v.problems.push_back(fmt::format("the error does not name rank {}: {}", odd_rank, what));
   // Every rank stops with the error itself or is released by it (or finished first).
   for (int r = 0; r < normal.p; ++r) {
     const std::string& kind = res.endings[static_cast<std::size_t>(r)].kind;
-    if (kind != "mismatch_error" && kind != "remote_failure" && kind != "ok" && !(deadlock_allowed && kind == "deadlock_error"))
+    if (kind != "mismatch_error" && kind != "remote_failure" && kind != "ok" &&
+        !(deadlock_allowed && kind == "deadlock_error"))
       v.problems.push_back(fmt::format("rank {} ended with {}", r, kind));
   }
   return v;
@@ -455,78 +458,86 @@ void run_disagreements(deviation d, std::string_view label, std::vector<std::uin
 }  // namespace
 
 TEST_SUITE("faults") {
-
-TEST_CASE("faults [throw]: a rank throws at a random step: the others get remote_failure naming it, run rethrows the original") {
-  fault_campaign("throw", 100).run([](std::uint64_t seed, const std::string& name) {
-    return throwing_rank_trial(seed, name);
-  });
-}
-
-TEST_CASE("faults [throwing-operator]: a user operator throws inside a scan on one rank: run rethrows it, the others are released") {
-  fault_campaign("throwing-operator", 60).run([](std::uint64_t seed, const std::string& name) {
-    return throwing_operator_trial(seed, name);
-  });
-}
-
-TEST_CASE("faults [skip-last]: a rank skips the last call: deadlock_error naming the rank that returned") {
-  fault_campaign("skip-last", 30).run([](std::uint64_t seed, const std::string& name) {
-    return skipped_last_call_trial(seed, name);
-  });
-}
-
-TEST_CASE("faults [other-collective]: a rank calls another collective at one position: mismatch_error naming it") {
-  run_disagreements(deviation::other_collective, "other-collective");
-}
-
-// Regression seeds: 76, 106 crashed in direct scatter(v) about every other run (a root that
-// is only read from unwound without waiting for its readers); 78, 129 lost a root mismatch
-// in direct gather(v) (no rank read, so nothing compared the calls until fences did).
-TEST_CASE("faults [other-root]: a rank passes another root at one position: mismatch_error naming it") {
-  run_disagreements(deviation::other_root, "other-root", {76, 78, 106, 129});
-}
-
-// Regression seed 20: crashed in direct scatterv about every other run (as above).
-TEST_CASE("faults [other-count]: a rank passes other counts at one position: mismatch_error naming it") {
-  run_disagreements(deviation::other_count, "other-count", {20});
-}
-
-TEST_CASE("faults [skip-middle]: a rank skips a call in the middle: mismatch_error (or deadlock_error) naming it") {
-  run_disagreements(deviation::skipped_call, "skip-middle");
-}
-
-// Found by faults [other-count]: the rank that raises the
-// original error withdraws its posted descriptors before the team is marked failed; a
-// receiver that meets one in between raises a remote_failure of its own ("sender withdrew
-// its message"), which may be recorded first and replace the original. The window is short:
-// oversubscription (p = 31) and descriptors for every message (eager_limit 0) make it show
-// about once in 1000 runs under load (never on a quiet machine), so this repeats one such
-// call many times: a cheap guard, not a reliable reproducer.
-TEST_CASE("faults [withdrawn-descriptor]: a count mismatch with every message by descriptor: run() rethrows the mismatch_error") {
-  team_options options = team_options::from_environment();
-  options.eager_limit = 0;
-  options.deadlock_timeout = 150ms;
-  const int runs = campaign_from_environment(500).count;
-  int lost = 0;
-  std::string example;
-  for (int i = 0; i < runs; ++i) {
-    std::exception_ptr thrown;
-    run_with_watchdog(fmt::format("test_faults [withdrawn-descriptor] run {}", i), [&] {
-      try {
-        run(31, [](comm& c) {
-          const std::size_t n = c.rank() == 25 ? 15 : 14;  // rank 25 passes another count
-          std::vector<std::int32_t> in(n, c.rank()), out(n * static_cast<std::size_t>(c.size()));
-          c.allgather(in, out, {"mesh2d"});
-        }, options);
-      } catch (...) {
-        thrown = std::current_exception();
-      }
+  TEST_CASE(
+      "faults [throw]: a rank throws at a random step: the others get remote_failure naming it, run rethrows the "
+      "original") {
+    fault_campaign("throw", 100).run([](std::uint64_t seed, const std::string& name) {
+      return throwing_rank_trial(seed, name);
     });
-    if (caught_as<mismatch_error>(thrown)) continue;
-    if (lost++ == 0) example = text_of(thrown);
   }
-  std::cout << fmt::format("faults [withdrawn-descriptor]: {} of {} runs rethrew the original mismatch_error\n",
-                           runs - lost, runs);
-  CHECK_MESSAGE(lost == 0, lost, " of ", runs, " runs lost the original mismatch_error, e.g. run() threw: ", example);
-}
+
+  TEST_CASE(
+      "faults [throwing-operator]: a user operator throws inside a scan on one rank: run rethrows it, the others are "
+      "released") {
+    fault_campaign("throwing-operator", 60).run([](std::uint64_t seed, const std::string& name) {
+      return throwing_operator_trial(seed, name);
+    });
+  }
+
+  TEST_CASE("faults [skip-last]: a rank skips the last call: deadlock_error naming the rank that returned") {
+    fault_campaign("skip-last", 30).run([](std::uint64_t seed, const std::string& name) {
+      return skipped_last_call_trial(seed, name);
+    });
+  }
+
+  TEST_CASE("faults [other-collective]: a rank calls another collective at one position: mismatch_error naming it") {
+    run_disagreements(deviation::other_collective, "other-collective");
+  }
+
+  // Regression seeds: 76, 106 crashed in direct scatter(v) about every other run (a root that
+  // is only read from unwound without waiting for its readers); 78, 129 lost a root mismatch
+  // in direct gather(v) (no rank read, so nothing compared the calls until fences did).
+  TEST_CASE("faults [other-root]: a rank passes another root at one position: mismatch_error naming it") {
+    run_disagreements(deviation::other_root, "other-root", {76, 78, 106, 129});
+  }
+
+  // Regression seed 20: crashed in direct scatterv about every other run (as above).
+  TEST_CASE("faults [other-count]: a rank passes other counts at one position: mismatch_error naming it") {
+    run_disagreements(deviation::other_count, "other-count", {20});
+  }
+
+  TEST_CASE("faults [skip-middle]: a rank skips a call in the middle: mismatch_error (or deadlock_error) naming it") {
+    run_disagreements(deviation::skipped_call, "skip-middle");
+  }
+
+  // Found by faults [other-count]: the rank that raises the
+  // original error withdraws its posted descriptors before the team is marked failed; a
+  // receiver that meets one in between raises a remote_failure of its own ("sender withdrew
+  // its message"), which may be recorded first and replace the original. The window is short:
+  // oversubscription (p = 31) and descriptors for every message (eager_limit 0) make it show
+  // about once in 1000 runs under load (never on a quiet machine), so this repeats one such
+  // call many times: a cheap guard, not a reliable reproducer.
+  TEST_CASE(
+      "faults [withdrawn-descriptor]: a count mismatch with every message by descriptor: run() rethrows the "
+      "mismatch_error") {
+    team_options options = team_options::from_environment();
+    options.eager_limit = 0;
+    options.deadlock_timeout = 150ms;
+    const int runs = campaign_from_environment(500).count;
+    int lost = 0;
+    std::string example;
+    for (int i = 0; i < runs; ++i) {
+      std::exception_ptr thrown;
+      run_with_watchdog(fmt::format("test_faults [withdrawn-descriptor] run {}", i), [&] {
+        try {
+          run(
+              31,
+              [](comm& c) {
+                const std::size_t n = c.rank() == 25 ? 15 : 14;  // rank 25 passes another count
+                std::vector<std::int32_t> in(n, c.rank()), out(n * static_cast<std::size_t>(c.size()));
+                c.allgather(in, out, {"mesh2d"});
+              },
+              options);
+        } catch (...) {
+          thrown = std::current_exception();
+        }
+      });
+      if (caught_as<mismatch_error>(thrown)) continue;
+      if (lost++ == 0) example = text_of(thrown);
+    }
+    std::cout << fmt::format("faults [withdrawn-descriptor]: {} of {} runs rethrew the original mismatch_error\n",
+                             runs - lost, runs);
+    CHECK_MESSAGE(lost == 0, lost, " of ", runs, " runs lost the original mismatch_error, e.g. run() threw: ", example);
+  }
 
 }  // TEST_SUITE

@@ -8,30 +8,24 @@
 #include <chrono>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "collective_checks.hpp"
 #include "ranklab/ranklab.hpp"
 
 using namespace ranklab;
-using ranklab::testing::make_call;
+using namespace ranklab::testing;
 
 namespace {
 
-// Counts for v-collectives: irregular, with zeros.
-std::vector<std::uint64_t> irregular_counts(collective c, int p, std::uint64_t base) {
-  std::vector<std::uint64_t> v;
-  const std::size_t n = c == collective::alltoallv ? static_cast<std::size_t>(p) * p : static_cast<std::size_t>(p);
-  for (std::size_t i = 0; i < n; ++i) v.push_back((i * 7 + 3) % 4 == 0 ? 0 : base + i % 5);
-  return v;
-}
-
+// A call with irregular counts (with zeros) for the v-collectives.
 call call_for(collective c, std::string_view algo, int p) {
-  call cl = make_call(c, algo, p, 13, p / 2, datatype_of<std::int64_t>(), ops::sum);
-  if (has_vector_counts(c)) {
-    cl.args.count = 0;
-    cl.args.counts = irregular_counts(c, p, 3);
-  }
-  return cl;
+  const datatype t = datatype_of<std::int64_t>();
+  if (c == collective::alltoallv)
+    return make_vcall(c, p, matrix_of(matrix_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
+  if (has_vector_counts(c))
+    return make_vcall(c, p, counts_of(count_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
+  return make_call(c, p, 13, p / 2, t, ops::sum, {algo});
 }
 
 // Runs the call as a request on every rank (waiting via test() polling on odd ranks and
@@ -43,8 +37,8 @@ std::string run_nonblocking(const call& c) {
     const int r = cm.rank();
     request req = cm.start_collective(c, buffers[r].in, buffers[r].out);
     if (r % 2) {
-      while (!req.test()) {
-      }
+      // Polling: yield, so that on fewer cores than ranks the others progress meanwhile.
+      while (!req.test()) std::this_thread::yield();
     } else {
       req.wait();
     }
@@ -88,8 +82,10 @@ TEST_CASE("many outstanding requests complete in any order without mixing messag
       std::vector<request> reqs;
       for (int i = 0; i < k; ++i) {
         std::iota(bufs[i].begin(), bufs[i].end(), 1000 * i + r);
-        if (i % 2 == 0) reqs.push_back(cm.iallreduce(bufs[i], outs[i], ops::sum, {i % 4 == 0 ? "circulant" : "auto"}));
-        else reqs.push_back(cm.ibcast(bufs[i], i % p));
+        if (i % 2 == 0)
+          reqs.push_back(cm.iallreduce(bufs[i], outs[i], ops::sum, {i % 4 == 0 ? "circulant" : "auto"}));
+        else
+          reqs.push_back(cm.ibcast(bufs[i], i % p));
       }
       // Complete in a rank-specific random order.
       std::vector<int> order(k);

@@ -1,7 +1,7 @@
-// Scan and exscan: every algorithm against the sequential reference (rank-ordered
-// x_0 (+) ... (+) x_r; exscan leaves rank 0's out unchanged) for p = 1..33 (sequential
-// executor; thread executor for a set of small p), large p, sum on int32 and float64 and the
-// non-commutative 2x2 matrix product, round counts, and in-place calls.
+// Scan and exscan: the claims of the registered algorithms -- round counts, acceptance of
+// non-commutative operators, in-place calls and rank order through the user API. Results
+// against the reference (rank-ordered x_0 (+) ... (+) x_r; exscan leaves rank 0's out
+// unchanged): test_conformance.cpp. See docs/algorithms.md, "scan".
 #include "collective_checks.hpp"
 #include "patterns/rank_arithmetic.hpp"
 
@@ -10,77 +10,36 @@ using namespace ranklab::testing;
 
 namespace {
 
-const std::vector<std::string> algorithms = {"linear", "recursive_doubling"};
 const collective prefix_collectives[] = {collective::scan, collective::exscan};
-const int thread_ps[] = {1, 2, 3, 4, 5, 7, 8, 16, 17};
-const std::uint64_t counts[] = {0, 1, 3, 1000};
-
-// The three operand kinds every case runs: int32 sum, float64 sum, 2x2 matrix product.
-std::vector<call> calls(collective coll, std::string_view algo, int p, std::uint64_t n) {
-  return {make_call(coll, algo, p, n),
-          make_call(coll, algo, p, n, 0, datatype_of<double>()),
-          make_call(coll, algo, p, n, 0, datatype_of<matrix2x2>(), matrix2x2_product())};
-}
 
 }  // namespace
 
-TEST_CASE("scan/exscan: every algorithm, p = 1..33, counts 0/1/3/1000, sum and matrix product, sequential") {
-  for (collective coll : prefix_collectives)
-    for (const auto& algo : algorithms)
-      for (int p = 1; p <= 33; ++p)
-        for (std::uint64_t n : counts)
-          for (const call& c : calls(coll, algo, p, n)) expect_verified(c, executor_kind::sequential);
-}
-
-TEST_CASE("scan/exscan: every algorithm on the thread executor") {
-  for (collective coll : prefix_collectives)
-    for (const auto& algo : algorithms)
-      for (int p : thread_ps)
-        for (std::uint64_t n : counts)
-          for (const call& c : calls(coll, algo, p, n)) expect_verified(c, executor_kind::threads);
-}
-
-TEST_CASE("scan/exscan: large p on the sequential executor") {
-  for (collective coll : prefix_collectives)
-    for (const auto& algo : algorithms)
-      for (int p : {100, 127, 128, 129})
-        for (const call& c : calls(coll, algo, p, 7)) expect_verified(c, executor_kind::sequential);
-}
-
 TEST_CASE("scan/exscan: round counts") {
-  for (collective coll : prefix_collectives)
-    for (int p = 1; p <= 129; ++p) {
-      auto rounds = [&](const char* algo) {
-        const call c = make_call(coll, algo, p, 4);
-        const verify_report r = verify(build_all(*registry::find(coll, algo), c.args));
-        CHECK(r.ok);
-        return r.rounds;
-      };
-      INFO(name(coll) << " p=" << p);
-      CHECK(rounds("linear") == static_cast<std::size_t>(p - 1));
-      CHECK(rounds("recursive_doubling") == static_cast<std::size_t>(detail::ceil_log2(static_cast<std::uint64_t>(p))));
-    }
+  const round_claims rounds = {
+      {"linear", [](int p) -> std::size_t { return p - 1; }},
+      {"recursive_doubling", [](int p) -> std::size_t { return ceil_log2(p); }},
+  };
+  for (collective coll : prefix_collectives) check_round_claims(coll, rounds, ps_up_to(129), 4);
 }
 
 TEST_CASE("scan/exscan: registered as safe for non-commutative operators") {
   for (collective coll : prefix_collectives)
-    for (const auto& algo : algorithms) {
-      const algorithm* a = registry::find(coll, algo);
-      INFO(name(coll) << "/" << algo);
-      REQUIRE(a != nullptr);
+    for (const algorithm* a : registry::for_collective(coll)) {
+      INFO(name(coll) << "/" << a->name);
       CHECK_FALSE(a->needs_commutative);
       CHECK_FALSE(a->needs_power_of_two);
       const bool has_cost = a->cost != nullptr;
       CHECK(has_cost);
-      const call c = make_call(coll, algo, 6, 1, 0, datatype_of<matrix2x2>(), matrix2x2_product());
+      const call c = make_call(coll, 6, 1, 0, matrix_product.type, matrix_product.reduction, {a->name});
       const auto ok = algorithms_accepting(c);
-      CHECK(std::find(ok.begin(), ok.end(), algo) != ok.end());
+      CHECK(std::find(ok.begin(), ok.end(), a->name) != ok.end());
     }
 }
 
 TEST_CASE("scan/exscan: in-place calls (in == out) through the user API") {
-  for (const auto& algo : algorithms)
+  for (const algorithm* a : registry::for_collective(collective::scan))
     for (int p : {1, 2, 3, 5, 8}) {
+      const std::string algo(a->name);
       run(p, [&](comm& c) {
         const int r = c.rank();
         std::vector<long> buf{r + 1L, 10L * (r + 1)};
@@ -113,8 +72,9 @@ TEST_CASE("scan: a non-commutative operator sees the operands in rank order (str
     return w;
   };
   const op o = make_op<word>(concat, false);
-  for (const auto& algo : algorithms)
+  for (const algorithm* a : registry::for_collective(collective::scan))
     for (int p : {1, 2, 3, 6, 7, 11, 16, 17}) {
+      const std::string algo(a->name);
       run(p, [&](comm& c) {
         std::vector<word> in(1), out(1), ex(1);
         in[0] = word{};

@@ -26,7 +26,10 @@ using namespace ranklab::stress;
 std::string run_plan(const plan& pl, const std::string& trial_name) {
   std::vector<test_data> data = make_data(pl);
   try {
-    run_with_watchdog(trial_name, [&] { run(pl.p, [&](comm& cm) { play(cm, pl, data); }, pl.options); });
+    run_with_watchdog(trial_name, [&] {
+      run(
+          pl.p, [&](comm& cm) { play(cm, pl, data); }, pl.options);
+    });
   } catch (...) {
     return "run threw: " + current_exception_text();
   }
@@ -45,7 +48,8 @@ void run_campaign(std::string_view label, const plan_shape& shape, int default_s
     const plan pl = plan_generator(seed, shape).generate();
     if (env_number("RANKLAB_STRESS_VERBOSE", 0)) std::cout << describe(pl) << std::endl;
     const std::string rerun = rerun_command("test_stress", case_filter, seed);
-    const std::string failure = run_plan(pl, fmt::format("test_stress [{}] seed {} p={}: {}", label, seed, pl.p, rerun));
+    const std::string failure =
+        run_plan(pl, fmt::format("test_stress [{}] seed {} p={}: {}", label, seed, pl.p, rerun));
     // A builder that refuses a call its registry entry accepts: the registry's
     // preconditions are incomplete (the plan used another algorithm instead).
     for (const std::string& refusal : pl.rejected)
@@ -59,73 +63,49 @@ void run_campaign(std::string_view label, const plan_shape& shape, int default_s
   result.report();
 }
 
-plan_shape blocking_shape() {
-  plan_shape s;
-  s.nonblocking_share = 0;
-  return s;
-}
-
-plan_shape nonblocking_shape() {
-  plan_shape s;
-  s.nonblocking_share = 0.7;
-  return s;
-}
+const plan_shape blocking_shape{.nonblocking_share = 0};
+const plan_shape nonblocking_shape{.nonblocking_share = 0.7};
 
 // Only v-collectives, with many zero entries (all-zero, single-block, irregular patterns
 // come from the generator) and displacements with gaps; a few requests among them.
-plan_shape vector_shape() {
-  plan_shape s;
-  s.collectives = {collective::allgatherv, collective::reduce_scatter, collective::scatterv, collective::gatherv,
-                   collective::alltoallv};
-  s.zero_count_share = 0.4;
-  s.nonblocking_share = 0.3;
-  return s;
-}
+const plan_shape vector_shape{.nonblocking_share = 0.3,
+                              .collectives = {collective::allgatherv, collective::reduce_scatter, collective::scatterv,
+                                              collective::gatherv, collective::alltoallv},
+                              .zero_count_share = 0.4};
 
 // Long runs of requests, completed rarely: up to 24 outstanding at once, more than the
 // runtime's 16 call slots (README: any number may be outstanding).
-plan_shape many_requests_shape() {
-  plan_shape s;
-  s.min_calls = 20;
-  s.max_calls = 40;
-  s.nonblocking_share = 1.0;
-  s.completion_share = 0.05;
-  s.max_outstanding = 24;
-  return s;
-}
+const plan_shape many_requests_shape{
+    .min_calls = 20, .max_calls = 40, .nonblocking_share = 1.0, .completion_share = 0.05, .max_outstanding = 24};
 
 // Point-to-point sendrecv rounds between the collectives, with requests outstanding (the
 // sendrecv fast path is only for a rank with nothing in flight; messages of calls not yet
 // reached are stashed).
-plan_shape point_to_point_shape() {
-  plan_shape s;
-  s.nonblocking_share = 0.6;
-  s.exchange_share = 0.4;
-  return s;
-}
+const plan_shape point_to_point_shape{.nonblocking_share = 0.6, .exchange_share = 0.4};
 
 }  // namespace
 
 TEST_SUITE("stress") {
+  TEST_CASE(
+      "stress [blocking]: random sequences of blocking collectives, every accepting algorithm, vs the reference") {
+    run_campaign("blocking", blocking_shape, 250);
+  }
 
-TEST_CASE("stress [blocking]: random sequences of blocking collectives, every accepting algorithm, vs the reference") {
-  run_campaign("blocking", blocking_shape(), 250);
-}
+  TEST_CASE(
+      "stress [nonblocking]: requests outstanding at once, mixed with blocking calls, completed in random orders") {
+    run_campaign("nonblocking", nonblocking_shape, 250);
+  }
 
-TEST_CASE("stress [nonblocking]: requests outstanding at once, mixed with blocking calls, completed in random orders") {
-  run_campaign("nonblocking", nonblocking_shape(), 250);
-}
+  TEST_CASE("stress [vcounts]: v-collectives with zero, irregular and displaced counts") {
+    run_campaign("vcounts", vector_shape, 250);
+  }
 
-TEST_CASE("stress [vcounts]: v-collectives with zero, irregular and displaced counts") {
-  run_campaign("vcounts", vector_shape(), 250);
-}
+  TEST_CASE("stress [p2p]: sendrecv rounds (express, inline, descriptor sizes) among collectives and requests") {
+    run_campaign("p2p", point_to_point_shape, 200);
+  }
 
-TEST_CASE("stress [p2p]: sendrecv rounds (express, inline, descriptor sizes) among collectives and requests") {
-  run_campaign("p2p", point_to_point_shape(), 200);
-}
-
-TEST_CASE("stress [many-requests]: up to 24 requests outstanding at once, completed in random orders") {
-  run_campaign("many-requests", many_requests_shape(), 200);
-}
+  TEST_CASE("stress [many-requests]: up to 24 requests outstanding at once, completed in random orders") {
+    run_campaign("many-requests", many_requests_shape, 200);
+  }
 
 }  // TEST_SUITE

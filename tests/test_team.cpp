@@ -94,358 +94,365 @@ void check_bound_or_reported(const binding_info& b, const std::vector<int>& affi
 }  // namespace
 
 TEST_SUITE("team") {
+  TEST_CASE("machine() describes at least one core and PU") {
+    const machine_info m = machine();
+    CHECK(m.cores >= 1);
+    CHECK(m.hardware_threads >= m.cores);
+    CHECK(m.numa_nodes >= 1);
+    CHECK_FALSE(m.description.empty());
+    MESSAGE("machine: ", m.description);
+  }
 
-TEST_CASE("machine() describes at least one core and PU") {
-  const machine_info m = machine();
-  CHECK(m.cores >= 1);
-  CHECK(m.hardware_threads >= m.cores);
-  CHECK(m.numa_nodes >= 1);
-  CHECK_FALSE(m.description.empty());
-  MESSAGE("machine: ", m.description);
-}
+  TEST_CASE("a team of size p, teams of size < 1 are usage errors") {
+    team t(5, team_options{});
+    CHECK(t.size() == 5);
+    CHECK_FALSE(t.failed());
+    CHECK_NOTHROW(t.rethrow_if_failed());
+    CHECK_THROWS_AS(team(0, team_options{}), usage_error);
+    CHECK_THROWS_AS(team(-3, team_options{}), usage_error);
+    CHECK_THROWS_AS(run(
+                        0, [](comm&) {}, team_options{}),
+                    usage_error);
+  }
 
-TEST_CASE("a team of size p, teams of size < 1 are usage errors") {
-  team t(5, team_options{});
-  CHECK(t.size() == 5);
-  CHECK_FALSE(t.failed());
-  CHECK_NOTHROW(t.rethrow_if_failed());
-  CHECK_THROWS_AS(team(0, team_options{}), usage_error);
-  CHECK_THROWS_AS(team(-3, team_options{}), usage_error);
-  CHECK_THROWS_AS(run(0, [](comm&) {}, team_options{}), usage_error);
-}
+  TEST_CASE("an application's own std::threads attach as ranks and communicate") {
+    for (int p : {1, 2, 3, 7}) {
+      team t(p, team_options{});
+      std::vector<int> ring_ok(p, 0), sum(p, 0), sizes(p, 0);
+      std::vector<std::thread> threads;
+      for (int r = 0; r < p; ++r)
+        threads.emplace_back([&, r] {
+          comm c = t.attach(r);
+          sizes[r] = c.size() * 100 + c.rank();
+          int token = r * 10, got = -1;
+          c.sendrecv((r + 1) % p, std::span(&token, 1), (r + p - 1) % p, std::span(&got, 1));
+          ring_ok[r] = got == ((r + p - 1) % p) * 10;
+          std::vector<int> v{r};
+          c.allreduce(v, ops::sum);
+          sum[r] = v[0];
+        });
+      for (auto& th : threads) th.join();
+      CHECK_FALSE(t.failed());
+      for (int r = 0; r < p; ++r) {
+        CAPTURE(p);
+        CAPTURE(r);
+        CHECK(sizes[r] == p * 100 + r);
+        CHECK(ring_ok[r] == 1);
+        CHECK(sum[r] == p * (p - 1) / 2);
+      }
+      // attach() without bind leaves the threads where they are, and says so.
+      for (const binding_info& b : t.bindings()) {
+        CHECK(b.policy == binding_policy::none);
+        CHECK(b.core == -1);
+        CHECK(b.cpuset.empty());
+        CHECK(contains(b.note, "not bound"));
+      }
+    }
+  }
 
-TEST_CASE("an application's own std::threads attach as ranks and communicate") {
-  for (int p : {1, 2, 3, 7}) {
+  TEST_CASE("attach: each rank once, ranks in range") {
+    team t(2, team_options{});
+    comm c0 = t.attach(0);
+    CHECK(c0.rank() == 0);
+    CHECK_THROWS_AS(t.attach(0), usage_error);
+    CHECK_THROWS_AS(t.attach(2), usage_error);
+    CHECK_THROWS_AS(t.attach(-1), usage_error);
+    try {
+      t.attach(0);
+    } catch (const usage_error& e) {
+      CHECK(contains(e.what(), "attached twice"));
+    }
+    try {
+      t.attach(5);
+    } catch (const usage_error& e) {
+      CHECK(contains(e.what(), "outside 0..1"));
+    }
+  }
+
+  TEST_CASE("a rank that never attaches: the ranks waiting for it get a deadlock_error naming it, no hang") {
+    // Ranks 0 and 1 of a team of 3 call a collective; rank 2's thread never comes. Nothing
+    // can move, exactly as in a deadlock, and the detector must say which rank is missing.
+    team_options o;
+    o.deadlock_timeout = 100ms;
+    team t(3, o);
+    std::vector<std::string> outcome(2);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          t.run_as(r, [](comm& c) {
+            std::vector<int> v(4, c.rank());
+            c.allreduce(v, ops::sum, {"ring"});
+          });
+          outcome[r] = "returned";
+        } catch (const deadlock_error& e) {
+          outcome[r] = e.what();
+        } catch (const std::exception& e) {
+          outcome[r] = std::string("other: ") + e.what();
+        }
+      });
+    for (auto& th : threads) th.join();
+    for (int r = 0; r < 2; ++r) {
+      INFO("rank ", r, ": ", outcome[r]);
+      CHECK(contains(outcome[r], "rank 2 never attached"));
+      CHECK(contains(outcome[r], "waits for a message from rank"));
+    }
+    CHECK(t.failed());
+  }
+
+  TEST_CASE("a comm can be moved, the moved-to comm keeps the rank") {
+    team t(2, team_options{});
+    std::vector<int> got(2, -1);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < 2; ++r)
+      threads.emplace_back([&, r] {
+        std::vector<comm> holder;
+        holder.push_back(t.attach(r));
+        comm c = std::move(holder.back());
+        holder.clear();  // destroying a moved-from comm must not end the rank
+        int x = r + 40;
+        c.sendrecv(1 - r, std::span(&x, 1), 1 - r, std::span(&got[r], 1));
+      });
+    for (auto& th : threads) th.join();
+    CHECK(got[0] == 41);
+    CHECK(got[1] == 40);
+    CHECK_FALSE(t.failed());
+  }
+
+  TEST_CASE("run_as from the application's threads: a failure is rethrown where it happened and releases the others") {
+    constexpr int p = 4;
     team t(p, team_options{});
-    std::vector<int> ring_ok(p, 0), sum(p, 0), sizes(p, 0);
+    std::vector<std::string> outcome(p);
     std::vector<std::thread> threads;
     for (int r = 0; r < p; ++r)
       threads.emplace_back([&, r] {
-        comm c = t.attach(r);
-        sizes[r] = c.size() * 100 + c.rank();
-        int token = r * 10, got = -1;
-        c.sendrecv((r + 1) % p, std::span(&token, 1), (r + p - 1) % p, std::span(&got, 1));
-        ring_ok[r] = got == ((r + p - 1) % p) * 10;
-        std::vector<int> v{r};
-        c.allreduce(v, ops::sum);
-        sum[r] = v[0];
+        try {
+          t.run_as(r, [](comm& c) {
+            if (c.rank() == 1) throw std::logic_error("rank one fails");
+            std::vector<int> v(4, 1);
+            c.allreduce(v, ops::sum);
+          });
+          outcome[r] = "ok";
+        } catch (const remote_failure& e) {
+          outcome[r] = "remote_failure " + std::to_string(e.origin_rank());
+        } catch (const std::logic_error& e) {
+          outcome[r] = std::string("logic_error ") + e.what();
+        } catch (...) {
+          outcome[r] = "other";
+        }
+      });
+    for (auto& th : threads) th.join();
+    CHECK(outcome[1] == "logic_error rank one fails");
+    for (int r : {0, 2, 3}) CHECK(outcome[r] == "remote_failure 1");
+    CHECK(t.failed());
+    CHECK_THROWS_WITH_AS(t.rethrow_if_failed(), "rank one fails", std::logic_error);
+  }
+
+  TEST_CASE("run_as without failures, run(team, fn) on a team the application made") {
+    constexpr int p = 3;
+    team t(p, team_options{});
+    std::vector<int> sum(p);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < p; ++r)
+      threads.emplace_back([&, r] {
+        t.run_as(r, [&](comm& c) {
+          std::vector<int> v{c.rank() + 1};
+          c.allreduce(v, ops::prod);
+          sum[c.rank()] = v[0];
+        });
       });
     for (auto& th : threads) th.join();
     CHECK_FALSE(t.failed());
-    for (int r = 0; r < p; ++r) {
-      CAPTURE(p);
-      CAPTURE(r);
-      CHECK(sizes[r] == p * 100 + r);
-      CHECK(ring_ok[r] == 1);
-      CHECK(sum[r] == p * (p - 1) / 2);
-    }
-    // attach() without bind leaves the threads where they are, and says so.
-    for (const binding_info& b : t.bindings()) {
-      CHECK(b.policy == binding_policy::none);
-      CHECK(b.core == -1);
-      CHECK(b.cpuset.empty());
-      CHECK(contains(b.note, "not bound"));
-    }
-  }
-}
+    for (int r = 0; r < p; ++r) CHECK(sum[r] == 6);
 
-TEST_CASE("attach: each rank once, ranks in range") {
-  team t(2, team_options{});
-  comm c0 = t.attach(0);
-  CHECK(c0.rank() == 0);
-  CHECK_THROWS_AS(t.attach(0), usage_error);
-  CHECK_THROWS_AS(t.attach(2), usage_error);
-  CHECK_THROWS_AS(t.attach(-1), usage_error);
-  try {
-    t.attach(0);
-  } catch (const usage_error& e) {
-    CHECK(contains(e.what(), "attached twice"));
+    team u(4, with_binding(binding_policy::none));
+    std::atomic<int> ran{0};
+    run(u, [&](comm& c) {
+      c.barrier();
+      ++ran;
+    });
+    CHECK(ran == 4);
   }
-  try {
-    t.attach(5);
-  } catch (const usage_error& e) {
-    CHECK(contains(e.what(), "outside 0..1"));
-  }
-}
 
-TEST_CASE("a rank that never attaches: the ranks waiting for it get a deadlock_error naming it, no hang") {
-  // Ranks 0 and 1 of a team of 3 call a collective; rank 2's thread never comes. Nothing
-  // can move, exactly as in a deadlock, and the detector must say which rank is missing.
-  team_options o;
-  o.deadlock_timeout = 100ms;
-  team t(3, o);
-  std::vector<std::string> outcome(2);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        t.run_as(r, [](comm& c) {
-          std::vector<int> v(4, c.rank());
-          c.allreduce(v, ops::sum, {"ring"});
-        });
-        outcome[r] = "returned";
-      } catch (const deadlock_error& e) {
-        outcome[r] = e.what();
-      } catch (const std::exception& e) {
-        outcome[r] = std::string("other: ") + e.what();
+  TEST_CASE("binding, automatic policy, p <= cores: compact, one PU per rank, different cores (when binding works)") {
+    const int cores = machine().cores;
+    for (int p = 1; p <= std::min(cores, 8); ++p) {
+      const placement pl = place(p, binding_policy::automatic);
+      REQUIRE(pl.bindings.size() == static_cast<std::size_t>(p));
+      std::set<int> used_cores, used_pus;
+      int bound = 0;
+      for (int r = 0; r < p; ++r) {
+        const binding_info& b = pl.bindings[r];
+        CHECK(b.rank == r);
+        check_bound_or_reported(b, pl.affinity[r], binding_policy::compact);
+        if (!b.cpuset.empty()) {
+          ++bound;
+          CHECK(b.core == r % cores);
+          used_cores.insert(b.core);
+          used_pus.insert(single_pu(b.cpuset));
+        }
       }
-    });
-  for (auto& th : threads) th.join();
-  for (int r = 0; r < 2; ++r) {
-    INFO("rank ", r, ": ", outcome[r]);
-    CHECK(contains(outcome[r], "rank 2 never attached"));
-    CHECK(contains(outcome[r], "waits for a message from rank"));
-  }
-  CHECK(t.failed());
-}
-
-TEST_CASE("a comm can be moved, the moved-to comm keeps the rank") {
-  team t(2, team_options{});
-  std::vector<int> got(2, -1);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r)
-    threads.emplace_back([&, r] {
-      std::vector<comm> holder;
-      holder.push_back(t.attach(r));
-      comm c = std::move(holder.back());
-      holder.clear();  // destroying a moved-from comm must not end the rank
-      int x = r + 40;
-      c.sendrecv(1 - r, std::span(&x, 1), 1 - r, std::span(&got[r], 1));
-    });
-  for (auto& th : threads) th.join();
-  CHECK(got[0] == 41);
-  CHECK(got[1] == 40);
-  CHECK_FALSE(t.failed());
-}
-
-TEST_CASE("run_as from the application's threads: a failure is rethrown where it happened and releases the others") {
-  constexpr int p = 4;
-  team t(p, team_options{});
-  std::vector<std::string> outcome(p);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < p; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        t.run_as(r, [](comm& c) {
-          if (c.rank() == 1) throw std::logic_error("rank one fails");
-          std::vector<int> v(4, 1);
-          c.allreduce(v, ops::sum);
-        });
-        outcome[r] = "ok";
-      } catch (const remote_failure& e) {
-        outcome[r] = "remote_failure " + std::to_string(e.origin_rank());
-      } catch (const std::logic_error& e) {
-        outcome[r] = std::string("logic_error ") + e.what();
-      } catch (...) {
-        outcome[r] = "other";
-      }
-    });
-  for (auto& th : threads) th.join();
-  CHECK(outcome[1] == "logic_error rank one fails");
-  for (int r : {0, 2, 3}) CHECK(outcome[r] == "remote_failure 1");
-  CHECK(t.failed());
-  CHECK_THROWS_WITH_AS(t.rethrow_if_failed(), "rank one fails", std::logic_error);
-}
-
-TEST_CASE("run_as without failures, run(team, fn) on a team the application made") {
-  constexpr int p = 3;
-  team t(p, team_options{});
-  std::vector<int> sum(p);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < p; ++r)
-    threads.emplace_back([&, r] {
-      t.run_as(r, [&](comm& c) {
-        std::vector<int> v{c.rank() + 1};
-        c.allreduce(v, ops::prod);
-        sum[c.rank()] = v[0];
-      });
-    });
-  for (auto& th : threads) th.join();
-  CHECK_FALSE(t.failed());
-  for (int r = 0; r < p; ++r) CHECK(sum[r] == 6);
-
-  team u(4, with_binding(binding_policy::none));
-  std::atomic<int> ran{0};
-  run(u, [&](comm& c) {
-    c.barrier();
-    ++ran;
-  });
-  CHECK(ran == 4);
-}
-
-TEST_CASE("binding, automatic policy, p <= cores: compact, one PU per rank, different cores (when binding works)") {
-  const int cores = machine().cores;
-  for (int p = 1; p <= std::min(cores, 8); ++p) {
-    const placement pl = place(p, binding_policy::automatic);
-    REQUIRE(pl.bindings.size() == static_cast<std::size_t>(p));
-    std::set<int> used_cores, used_pus;
-    int bound = 0;
-    for (int r = 0; r < p; ++r) {
-      const binding_info& b = pl.bindings[r];
-      CHECK(b.rank == r);
-      check_bound_or_reported(b, pl.affinity[r], binding_policy::compact);
-      if (!b.cpuset.empty()) {
-        ++bound;
-        CHECK(b.core == r % cores);
-        used_cores.insert(b.core);
-        used_pus.insert(single_pu(b.cpuset));
+      if (bound == p) {
+        CHECK(used_cores.size() == static_cast<std::size_t>(p));
+        CHECK(used_pus.size() == static_cast<std::size_t>(p));
+      } else {
+        MESSAGE("binding not applied for ", p - bound, " of ", p, " ranks: ", pl.bindings[0].note);
       }
     }
-    if (bound == p) {
-      CHECK(used_cores.size() == static_cast<std::size_t>(p));
-      CHECK(used_pus.size() == static_cast<std::size_t>(p));
-    } else {
-      MESSAGE("binding not applied for ", p - bound, " of ", p, " ranks: ", pl.bindings[0].note);
+  }
+
+  TEST_CASE("binding, automatic policy, oversubscribed: unbound, with a note") {
+    const int cores = machine().cores;
+    for (int p : {cores + 1, 2 * cores + 1, 16}) {
+      if (p <= cores) continue;
+      const placement pl = place(p, binding_policy::automatic);
+      const std::vector<int> process_cpus = my_cpus();
+      for (int r = 0; r < p; ++r) {
+        const binding_info& b = pl.bindings[r];
+        CAPTURE(r);
+        CHECK(b.policy == binding_policy::none);
+        CHECK(b.core == -1);
+        CHECK(b.cpuset.empty());
+        CHECK(contains(b.note, "oversubscribed"));
+        CHECK(pl.affinity[r] == process_cpus);  // left where the process may run
+      }
     }
   }
-}
 
-TEST_CASE("binding, automatic policy, oversubscribed: unbound, with a note") {
-  const int cores = machine().cores;
-  for (int p : {cores + 1, 2 * cores + 1, 16}) {
-    if (p <= cores) continue;
-    const placement pl = place(p, binding_policy::automatic);
+  TEST_CASE("binding_policy::none leaves every rank unbound") {
+    const placement pl = place(3, binding_policy::none);
     const std::vector<int> process_cpus = my_cpus();
-    for (int r = 0; r < p; ++r) {
+    for (int r = 0; r < 3; ++r) {
       const binding_info& b = pl.bindings[r];
-      CAPTURE(r);
       CHECK(b.policy == binding_policy::none);
       CHECK(b.core == -1);
       CHECK(b.cpuset.empty());
-      CHECK(contains(b.note, "oversubscribed"));
-      CHECK(pl.affinity[r] == process_cpus);  // left where the process may run
+      CHECK(contains(b.note, "disabled"));
+      CHECK(pl.affinity[r] == process_cpus);
     }
   }
-}
 
-TEST_CASE("binding_policy::none leaves every rank unbound") {
-  const placement pl = place(3, binding_policy::none);
-  const std::vector<int> process_cpus = my_cpus();
-  for (int r = 0; r < 3; ++r) {
-    const binding_info& b = pl.bindings[r];
-    CHECK(b.policy == binding_policy::none);
-    CHECK(b.core == -1);
-    CHECK(b.cpuset.empty());
-    CHECK(contains(b.note, "disabled"));
-    CHECK(pl.affinity[r] == process_cpus);
-  }
-}
-
-TEST_CASE("binding_policy::compact, also when oversubscribed: rank r on core r mod cores (when binding works)") {
-  const int cores = machine().cores;
-  for (int p : {1, cores, cores + 1, 2 * cores + 1}) {
-    const placement pl = place(p, binding_policy::compact);
-    for (int r = 0; r < p; ++r) {
-      const binding_info& b = pl.bindings[r];
-      check_bound_or_reported(b, pl.affinity[r], binding_policy::compact);
-      if (!b.cpuset.empty()) CHECK(b.core == r % cores);
-    }
-  }
-}
-
-TEST_CASE("binding_policy::spread: one PU per rank (when binding works)") {
-  const int cores = machine().cores;
-  for (int p : {1, 2, cores, cores + 1}) {
-    const placement pl = place(p, binding_policy::spread);
-    std::set<int> pus;
-    int bound = 0;
-    for (int r = 0; r < p; ++r) {
-      check_bound_or_reported(pl.bindings[r], pl.affinity[r], binding_policy::spread);
-      if (!pl.bindings[r].cpuset.empty()) {
-        ++bound;
-        pus.insert(single_pu(pl.bindings[r].cpuset));
+  TEST_CASE("binding_policy::compact, also when oversubscribed: rank r on core r mod cores (when binding works)") {
+    const int cores = machine().cores;
+    for (int p : {1, cores, cores + 1, 2 * cores + 1}) {
+      const placement pl = place(p, binding_policy::compact);
+      for (int r = 0; r < p; ++r) {
+        const binding_info& b = pl.bindings[r];
+        check_bound_or_reported(b, pl.affinity[r], binding_policy::compact);
+        if (!b.cpuset.empty()) CHECK(b.core == r % cores);
       }
     }
-    if (bound == p && p <= machine().hardware_threads) CHECK(pus.size() == static_cast<std::size_t>(p));
   }
-}
 
-TEST_CASE("run_as(..., bind = true) binds an application thread with the team's policy") {
-  const int cores = machine().cores;
-  team t(1, with_binding(binding_policy::compact));
-  std::vector<int> affinity;
-  std::thread th([&] { t.run_as(0, [&](comm&) { affinity = my_cpus(); }, true); });
-  th.join();
-  const binding_info b = t.bindings()[0];
-  check_bound_or_reported(b, affinity, binding_policy::compact);
-  if (!b.cpuset.empty()) CHECK(b.core == 0 % cores);
-}
-
-TEST_CASE("binding policy names round-trip, unknown names are usage errors listing the choices") {
-  for (binding_policy b : {binding_policy::automatic, binding_policy::compact, binding_policy::spread, binding_policy::none})
-    CHECK(binding_from_name(name(b)) == b);
-  CHECK(name(binding_policy::automatic) == "auto");
-  try {
-    binding_from_name("everywhere");
-    FAIL("no error");
-  } catch (const usage_error& e) {
-    CHECK(contains(e.what(), "everywhere"));
-    CHECK(contains(e.what(), "compact"));
+  TEST_CASE("binding_policy::spread: one PU per rank (when binding works)") {
+    const int cores = machine().cores;
+    for (int p : {1, 2, cores, cores + 1}) {
+      const placement pl = place(p, binding_policy::spread);
+      std::set<int> pus;
+      int bound = 0;
+      for (int r = 0; r < p; ++r) {
+        check_bound_or_reported(pl.bindings[r], pl.affinity[r], binding_policy::spread);
+        if (!pl.bindings[r].cpuset.empty()) {
+          ++bound;
+          pus.insert(single_pu(pl.bindings[r].cpuset));
+        }
+      }
+      if (bound == p && p <= machine().hardware_threads) CHECK(pus.size() == static_cast<std::size_t>(p));
+    }
   }
-}
 
-TEST_CASE("team options from the environment: RANKLAB_BINDING, _EAGER_LIMIT, _TRACE, _DEADLOCK_MS") {
-  {
-    const team_options d = team_options::from_environment();  // nothing set
-    CHECK(d.binding == binding_policy::automatic);
-    CHECK(d.eager_limit == 2048);
-    CHECK_FALSE(d.trace);
-    CHECK(d.deadlock_timeout == 400ms);
-  }
-  {
-    scoped_env b("RANKLAB_BINDING", "none"), e("RANKLAB_EAGER_LIMIT", "100"), t("RANKLAB_TRACE", "1"),
-        d("RANKLAB_DEADLOCK_MS", "123");
-    const team_options o = team_options::from_environment();
-    CHECK(o.binding == binding_policy::none);
-    CHECK(o.eager_limit == 100);
-    CHECK(o.trace);
-    CHECK(o.deadlock_timeout == 123ms);
-    // A team built with the default argument reads the environment.
-    team tm(2);
-    CHECK(tm.options().binding == binding_policy::none);
-    CHECK(tm.options().eager_limit == 100);
-    CHECK(tm.options().trace);
-    CHECK(tm.options().deadlock_timeout == 123ms);
-    run(tm, [](comm& c) {
-      int x = c.rank(), y = -1;
-      c.sendrecv(1 - c.rank(), std::span(&x, 1), 1 - c.rank(), std::span(&y, 1));
+  TEST_CASE("run_as(..., bind = true) binds an application thread with the team's policy") {
+    const int cores = machine().cores;
+    team t(1, with_binding(binding_policy::compact));
+    std::vector<int> affinity;
+    std::thread th([&] {
+      t.run_as(
+          0, [&](comm&) { affinity = my_cpus(); }, true);
     });
-    for (const binding_info& bi : tm.bindings()) CHECK(bi.policy == binding_policy::none);
-    CHECK(tm.trace().size() == 2);  // tracing is on: one event per rank
+    th.join();
+    const binding_info b = t.bindings()[0];
+    check_bound_or_reported(b, affinity, binding_policy::compact);
+    if (!b.cpuset.empty()) CHECK(b.core == 0 % cores);
   }
-  {
-    scoped_env e("RANKLAB_EAGER_LIMIT", "100000"), t("RANKLAB_TRACE", "0"), b("RANKLAB_BINDING", "spread");
-    CHECK(team_options::from_environment().eager_limit == 100000);
-    CHECK_FALSE(team_options::from_environment().trace);
-    CHECK(team_options::from_environment().binding == binding_policy::spread);
-    team tm(2);
-    CHECK(tm.options().eager_limit == max_eager_limit);  // capped
-  }
-  {
-    scoped_env b("RANKLAB_BINDING", "bogus");
-    CHECK_THROWS_AS(team_options::from_environment(), usage_error);
-  }
-  {
-    // An empty variable counts as unset.
-    scoped_env b("RANKLAB_BINDING", ""), e("RANKLAB_EAGER_LIMIT", ""), t("RANKLAB_TRACE", "");
-    const team_options o = team_options::from_environment();
-    CHECK(o.binding == binding_policy::automatic);
-    CHECK(o.eager_limit == 2048);
-    CHECK_FALSE(o.trace);
-  }
-  // And everything is back to the defaults.
-  CHECK(team_options::from_environment().binding == binding_policy::automatic);
-}
 
-TEST_CASE("RANKLAB_DEADLOCK_MS shortens deadlock detection for ranklab::run with default options") {
-  scoped_env d("RANKLAB_DEADLOCK_MS", "50");
-  const auto t0 = std::chrono::steady_clock::now();
-  CHECK_THROWS_AS(run(2, [](comm& c) {
-    int x;
-    c.recv(1 - c.rank(), std::span(&x, 1));
-  }), deadlock_error);
-  MESSAGE("deadlock with RANKLAB_DEADLOCK_MS=50 reported after ",
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), " s");
-}
+  TEST_CASE("binding policy names round-trip, unknown names are usage errors listing the choices") {
+    for (binding_policy b :
+         {binding_policy::automatic, binding_policy::compact, binding_policy::spread, binding_policy::none})
+      CHECK(binding_from_name(name(b)) == b);
+    CHECK(name(binding_policy::automatic) == "auto");
+    try {
+      binding_from_name("everywhere");
+      FAIL("no error");
+    } catch (const usage_error& e) {
+      CHECK(contains(e.what(), "everywhere"));
+      CHECK(contains(e.what(), "compact"));
+    }
+  }
+
+  TEST_CASE("team options from the environment: RANKLAB_BINDING, _EAGER_LIMIT, _TRACE, _DEADLOCK_MS") {
+    {
+      const team_options d = team_options::from_environment();  // nothing set
+      CHECK(d.binding == binding_policy::automatic);
+      CHECK(d.eager_limit == 2048);
+      CHECK_FALSE(d.trace);
+      CHECK(d.deadlock_timeout == 400ms);
+    }
+    {
+      scoped_env b("RANKLAB_BINDING", "none"), e("RANKLAB_EAGER_LIMIT", "100"), t("RANKLAB_TRACE", "1"),
+          d("RANKLAB_DEADLOCK_MS", "123");
+      const team_options o = team_options::from_environment();
+      CHECK(o.binding == binding_policy::none);
+      CHECK(o.eager_limit == 100);
+      CHECK(o.trace);
+      CHECK(o.deadlock_timeout == 123ms);
+      // A team built with the default argument reads the environment.
+      team tm(2);
+      CHECK(tm.options().binding == binding_policy::none);
+      CHECK(tm.options().eager_limit == 100);
+      CHECK(tm.options().trace);
+      CHECK(tm.options().deadlock_timeout == 123ms);
+      run(tm, [](comm& c) {
+        int x = c.rank(), y = -1;
+        c.sendrecv(1 - c.rank(), std::span(&x, 1), 1 - c.rank(), std::span(&y, 1));
+      });
+      for (const binding_info& bi : tm.bindings()) CHECK(bi.policy == binding_policy::none);
+      CHECK(tm.trace().size() == 2);  // tracing is on: one event per rank
+    }
+    {
+      scoped_env e("RANKLAB_EAGER_LIMIT", "100000"), t("RANKLAB_TRACE", "0"), b("RANKLAB_BINDING", "spread");
+      CHECK(team_options::from_environment().eager_limit == 100000);
+      CHECK_FALSE(team_options::from_environment().trace);
+      CHECK(team_options::from_environment().binding == binding_policy::spread);
+      team tm(2);
+      CHECK(tm.options().eager_limit == max_eager_limit);  // capped
+    }
+    {
+      scoped_env b("RANKLAB_BINDING", "bogus");
+      CHECK_THROWS_AS(team_options::from_environment(), usage_error);
+    }
+    {
+      // An empty variable counts as unset.
+      scoped_env b("RANKLAB_BINDING", ""), e("RANKLAB_EAGER_LIMIT", ""), t("RANKLAB_TRACE", "");
+      const team_options o = team_options::from_environment();
+      CHECK(o.binding == binding_policy::automatic);
+      CHECK(o.eager_limit == 2048);
+      CHECK_FALSE(o.trace);
+    }
+    // And everything is back to the defaults.
+    CHECK(team_options::from_environment().binding == binding_policy::automatic);
+  }
+
+  TEST_CASE("RANKLAB_DEADLOCK_MS shortens deadlock detection for ranklab::run with default options") {
+    scoped_env d("RANKLAB_DEADLOCK_MS", "50");
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(run(2,
+                        [](comm& c) {
+                          int x;
+                          c.recv(1 - c.rank(), std::span(&x, 1));
+                        }),
+                    deadlock_error);
+    MESSAGE("deadlock with RANKLAB_DEADLOCK_MS=50 reported after ",
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), " s");
+  }
 
 }  // TEST_SUITE

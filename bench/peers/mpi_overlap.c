@@ -35,8 +35,9 @@
  *         mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -np 8 \
  *             ./mpi_overlap.openmpi --colls allgather --sizes 8,1Ki
  */
-#include "overlap_compute.h"
 #include "peer_common.h" /* first: its feature-test macros precede every system header */
+
+#include "overlap_compute.h"
 
 #include <time.h>
 

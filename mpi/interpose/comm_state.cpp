@@ -1,0 +1,157 @@
+// Per-communicator state (a private duplicate and a schedule cache, kept in an attribute of
+// the user's communicator), algorithm selection over MPI, and running a call.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+#include "backend/executor.hpp"
+#include "backend/progress.hpp"
+#include "interpose.hpp"
+#include "ranklab/errors.hpp"
+#include "selection_table.hpp"
+
+namespace ranklab::mpi::interpose {
+
+namespace {
+
+int keyval = MPI_KEYVAL_INVALID;
+std::once_flag keyval_once;
+
+// The attribute's delete callback: MPI_Comm_free of the user's communicator (or
+// release_states) frees the private duplicate with it.
+int delete_state(MPI_Comm, int, void* value, void*) {
+  auto* st = static_cast<comm_state*>(value);
+  if (st->priv != MPI_COMM_NULL) PMPI_Comm_free(&st->priv);
+  delete st;
+  return MPI_SUCCESS;
+}
+
+int the_keyval() {
+  // MPI_COMM_NULL_COPY_FN: a duplicate of a user communicator gets its own state at its
+  // first collective, never a share of this one.
+  std::call_once(keyval_once, [] {
+    check_mpi(PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &delete_state, &keyval, nullptr),
+              "MPI_Comm_create_keyval");
+  });
+  return keyval;
+}
+
+constexpr std::size_t cache_capacity = 32;
+
+bool same_args(const coll_args& a, const coll_args& b) {
+  return a.coll == b.coll && a.p == b.p && a.root == b.root && a.count == b.count && a.counts == b.counts &&
+         a.displs == b.displs && a.commutative == b.commutative && a.elem_size == b.elem_size && a.params == b.params;
+}
+
+// The backend's one-ported choice (select_one_ported). When RANKLAB_<COLL>_ALGORITHM names an
+// algorithm that cannot take this call (circulant with a non-commutative operator ...), the
+// call still runs: with the table's choice, or the first one-ported algorithm that accepts
+// it. Every rank sees the same arguments and environment, so every rank chooses alike.
+const algorithm* choose(const coll_args& args) {
+  try {
+    return &detail::select_one_ported(args, args.elem_size, "auto");
+  } catch (const error&) {
+  }
+  std::string why;
+  const algorithm* table = ranklab::detail::select_from_table(args, args.elem_size, why);
+  if (table && table->one_ported && meets_preconditions(*table, args)) return table;
+  for (const algorithm* a : registry::for_collective(args.coll))
+    if (a->one_ported && meets_preconditions(*a, args)) return a;
+  return nullptr;
+}
+
+}  // namespace
+
+comm_state& state_of(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw fallback{reason::invalid_argument};
+  int inter = 0;
+  check_mpi(PMPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter) throw fallback{reason::intercommunicator};
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(PMPI_Comm_get_attr(comm, the_keyval(), &value, &found), "MPI_Comm_get_attr");
+  if (found) return *static_cast<comm_state*>(value);
+  auto st = std::make_unique<comm_state>();
+  check_mpi(PMPI_Comm_dup(comm, &st->priv), "MPI_Comm_dup");
+  PMPI_Comm_rank(st->priv, &st->rank);
+  PMPI_Comm_size(st->priv, &st->size);
+  check_mpi(PMPI_Comm_set_attr(comm, keyval, st.get()), "MPI_Comm_set_attr");
+  return *st.release();
+}
+
+void release_states() {
+  if (keyval == MPI_KEYVAL_INVALID) return;
+  for (MPI_Comm c : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
+    void* value = nullptr;
+    int found = 0;
+    if (PMPI_Comm_get_attr(c, keyval, &value, &found) == MPI_SUCCESS && found) PMPI_Comm_delete_attr(c, keyval);
+  }
+  PMPI_Comm_free_keyval(&keyval);
+}
+
+std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) {
+  auto& cache = st.cache;
+  const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) { return same_args(e->args, c.args); });
+  if (it != cache.end()) {
+    cache.splice(cache.begin(), cache, it);
+    return cache.front();
+  }
+  auto pl = std::make_shared<comm_state::plan>();
+  pl->args = c.args;
+  try {
+    validate(pl->args);
+    pl->algo = choose(pl->args);
+    if (!pl->algo) throw fallback{reason::no_algorithm};
+    pl->steps = pl->algo->build(pl->args, st.rank);
+  } catch (const error&) {
+    // The same arguments on every rank: every rank falls back alike.
+    throw fallback{reason::no_algorithm};
+  }
+  cache.push_front(std::move(pl));
+  if (cache.size() > cache_capacity) cache.pop_back();
+  return cache.front();
+}
+
+// The tag numbers the call among the communicator's served calls (sequenced_tag): every rank
+// serves the same calls in the same order, so the numbers agree. A rank waiting for a peer
+// may find that peer's message of its next call ahead of anything else unmatched (the one it
+// waits for already matched by its receive, not yet completed); with numbered tags that is
+// a later call, not a mismatch. Only another call at the same number is.
+void run(comm_state& st, const call& c, const void* in, void* out) {
+  const auto pl = plan_for(st, c);
+  detail::call_identity id{0, 0, name(c.args.coll)};
+  id.tag = detail::sequenced_tag(detail::call_signature(c, *pl->algo), st.calls++, st.priv, id.span);
+  // Blocking calls run one at a time per thread: their scratch memory is reused.
+  thread_local detail::scratch_arena arena;
+  detail::running_schedule running(pl->steps, in, out, c.type, c.reduction, st.priv, id, &arena);
+  detail::wait_for(running);
+  record_served(c.args.coll, *pl->algo, st.rank == 0);
+}
+
+void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  throw error(no_rank, call, fmt::format("MPI error {}: {}", rc, std::string_view(text, len)));
+}
+
+std::uint64_t nonnegative(int count) {
+  if (count < 0) throw fallback{reason::invalid_argument};
+  return static_cast<std::uint64_t>(count);
+}
+
+int fail(int row, MPI_Comm comm, const comm_state* st, const std::exception& e) noexcept {
+  if (st) detail::notify_failure(st->priv, st->rank);
+  int rank = -1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fprintf(stderr, "ranklab_mpi: %s on rank %d (of MPI_COMM_WORLD) failed: %s\n", function_name(row).c_str(), rank,
+               e.what());
+  std::fflush(stderr);
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  return MPI_ERR_OTHER;
+}
+
+}  // namespace ranklab::mpi::interpose

@@ -1,0 +1,122 @@
+// The PMPI interposition library's shared parts. Preloaded into an unmodified MPI program,
+// libranklab_mpi.so defines MPI_Bcast, MPI_Allreduce ... (the blocking collectives run a
+// ranklab schedule over PMPI point-to-point; the nonblocking ones go to the native library).
+// Every intercepted call first decides whether ranklab can serve it. That decision must come
+// out the same on every rank of the call, or some ranks would run ranklab's schedule while the
+// others wait in the native collective: it may therefore only depend on what MPI requires the
+// ranks to agree on (the communicator, the collective, the root, the operator, the type
+// signature of reductions), never on a rank's own buffer layout or datatype construction.
+// Data-movement collectives are served for every datatype (non-contiguous ones are packed),
+// so their decision never looks at the datatype.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <exception>
+#include <list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ranklab/call.hpp"
+#include "ranklab/registry.hpp"
+#include "ranklab/schedule.hpp"
+
+namespace ranklab::mpi::interpose {
+
+// Why a call went to the native library (a column of the report).
+enum class reason : std::uint8_t {
+  nonblocking,        // the nonblocking forms always do
+  intercommunicator,  // ranklab's schedules are for one group of ranks
+  invalid_argument,   // null communicator, negative count, bad root ...: native MPI reports it
+  datatype,           // a reduction on a type ranklab has no element type for
+  operator_kind,      // MINLOC, MAXLOC, LXOR, an operator not made by MPI_Op_create ...
+  operator_type,      // a predefined operator MPI does not define on the type
+  packing,            // this MPI's MPI_Pack is not the raw bytes (heterogeneous build)
+  no_algorithm,       // no one-ported algorithm accepts the call, or ranklab rejects it
+};
+inline constexpr int reason_count = 8;
+std::string_view describe(reason r);
+
+// Thrown before any message of the call: the call goes to the native library instead.
+struct fallback {
+  reason why;
+};
+
+// The report's rows: the 16 collectives, blocking, then their nonblocking forms.
+inline constexpr int function_count = 2 * collective_count;
+inline int blocking_row(collective c) { return static_cast<int>(c); }
+inline int nonblocking_row(collective c) { return collective_count + static_cast<int>(c); }
+std::string function_name(int row);  // "MPI_Allreduce", "MPI_Iallreduce"
+
+// Counting: `comm_root` is true at rank 0 of the call's communicator, so that the report
+// counts each call once; every rank also counts its own calls (ranklab_mpi_calls).
+void record_served(collective c, const algorithm& a, bool comm_root);
+void record_native(int row, reason why, bool comm_root);
+
+// What ranklab keeps per user communicator, in an attribute of it (freed with it): a private
+// duplicate for ranklab's messages, so they never match the program's own, and the schedules
+// of recent calls.
+struct comm_state {
+  struct plan {
+    coll_args args;
+    const algorithm* algo = nullptr;
+    schedule steps;
+  };
+  MPI_Comm priv = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  std::uint64_t calls = 0;  // served so far: numbers the next call's tag
+  std::list<std::shared_ptr<const plan>> cache;  // most recent first
+};
+
+// The state of an intracommunicator, made at its first intercepted call (PMPI_Comm_dup is
+// collective: every rank makes it at the same call). Throws fallback for a null or an
+// intercommunicator.
+comm_state& state_of(MPI_Comm comm);
+// Frees the states of MPI_COMM_WORLD and MPI_COMM_SELF while MPI is fully alive (at
+// MPI_Finalize; other communicators' states go with MPI_Comm_free).
+void release_states();
+
+// This rank's schedule for `c` on the communicator: cached, or selected and built now. The
+// algorithm is select_algorithm's, except that only one-ported algorithms run over MPI, and
+// a RANKLAB_<COLL>_ALGORITHM that does not accept the call gives way to the table's choice.
+// Throws fallback when no algorithm accepts the call.
+std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c);
+
+// Runs the call on this rank's buffers over the private communicator and counts it.
+void run(comm_state& st, const call& c, const void* in, void* out);
+
+// Reports an error of a served call: tells the other ranks of the communicator (`st`, when
+// known) that this rank left the call, so that none waits for it forever; prints the
+// message on stderr; calls the communicator's error handler (fatal by default). Returns the
+// MPI error code.
+int fail(int row, MPI_Comm comm, const comm_state* st, const std::exception& e) noexcept;
+
+// The frame of every served collective: `serve(state)` runs it (throwing fallback before
+// any message when ranklab cannot); otherwise `native()` makes the PMPI_ call.
+template <class Serve, class Native>
+int intercept(collective c, MPI_Comm comm, Serve&& serve, Native&& native) noexcept {
+  reason why{};
+  comm_state* st = nullptr;
+  try {
+    st = &state_of(comm);
+    serve(*st);
+    return MPI_SUCCESS;
+  } catch (const fallback& f) {
+    why = f.why;
+  } catch (const std::exception& e) {
+    return fail(blocking_row(c), comm, st, e);
+  }
+  record_native(blocking_row(c), why, st && st->rank == 0);
+  return native();
+}
+
+// Throws a ranklab error carrying MPI's error string unless rc is MPI_SUCCESS.
+void check_mpi(int rc, const char* call);
+
+// MPI ints as ranklab counts; a negative one is the caller's error, for the native library
+// to report.
+std::uint64_t nonnegative(int count);
+
+}  // namespace ranklab::mpi::interpose
