@@ -50,7 +50,7 @@ TEST_CASE("allgather: every block reaches every rank exactly once (no redundant 
   }
 }
 
-TEST_CASE("allgather(v): registry entries have no preconditions, a cost and a summary; one builder serves both") {
+TEST_CASE("allgather(v): registry entries have no preconditions, a cost and a summary, one builder serves both") {
   for (collective coll : {collective::allgather, collective::allgatherv}) {
     check_registry_entries(coll);
     const collective other = coll == collective::allgather ? collective::allgatherv : collective::allgather;

@@ -55,7 +55,7 @@ TEST_CASE("alltoall: round counts, message sizes and no local copies") {
   }
 }
 
-TEST_CASE("alltoall: pairwise takes p-1 rounds, each moving exactly one block; XOR partners for p = 2^k") {
+TEST_CASE("alltoall: pairwise takes p-1 rounds, each moving exactly one block, XOR partners for p = 2^k") {
   for (int p = 1; p <= 64; ++p) {
     const std::uint64_t n = 5;
     const schedule_set set = plans_of(alltoall_call("pairwise", p, n));

@@ -228,7 +228,7 @@ TEST_CASE("bcast: round counts and volumes of linear, scatter_allgather, scatter
   }
 }
 
-TEST_CASE("bcast: the registry entries; the scatter + allgather broadcasts say so") {
+TEST_CASE("bcast: the registry entries, the scatter + allgather broadcasts say so") {
   check_registry_entries(collective::bcast);
   for (const algorithm* a : registry::for_collective(collective::bcast)) {
     const bool composed = a->name.starts_with("scatter_");

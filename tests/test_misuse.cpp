@@ -756,7 +756,7 @@ TEST_SUITE("misuse") {
     CHECK(ok == std::vector<int>{1, 1});
   }
 
-  TEST_CASE("a rank returning with an unfinished request: run says so; waiting on it later is a usage_error") {
+  TEST_CASE("a rank returning with an unfinished request: run says so, waiting on it later is a usage_error") {
     // Rank 0 starts an iallreduce and returns without waiting; rank 1 joins the call only
     // after that, so rank 0's request cannot have finished in its first step.
     std::vector<int> v0(1, 1), v1(1, 2);  // outlive the team, so only the request is kept too long

@@ -129,7 +129,7 @@ TEST_CASE("more direct (shared-memory) requests outstanding than call slots: eac
   }
 }
 
-TEST_CASE("requests interleave with blocking calls; wait_any and test_all") {
+TEST_CASE("requests interleave with blocking calls, wait_any and test_all") {
   run(6, [&](comm& cm) {
     const int r = cm.rank();
     // Separate buffers: a buffer an outstanding ibcast writes must not be another pending

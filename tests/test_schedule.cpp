@@ -212,7 +212,7 @@ TEST_SUITE("schedule") {
     CHECK(std::count(d.begin(), d.end(), '\n') == 6);
   }
 
-  TEST_CASE("fence(): one round that synchronises without messages; steps after it run after it") {
+  TEST_CASE("fence(): one round that synchronises without messages, steps after it run after it") {
     schedule s(0, 3, 4, 4);
     s.copy({in_buffer, 0, 4}, {out_buffer, 0, 4});
     s.fence();

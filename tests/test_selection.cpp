@@ -126,7 +126,7 @@ std::string parse_error(const std::string& text) {
 TEST_SUITE("selection") {
   // ---- the file format ----------------------------------------------------------------------------
 
-  TEST_CASE("round trip: write, read, the same table; to_json is a fixed point") {
+  TEST_CASE("round trip: write, read, the same table, to_json is a fixed point") {
     clean_selection clean;
     const selection_table t = sample_table();
     temp_file f("round_trip.json");
@@ -201,7 +201,7 @@ TEST_SUITE("selection") {
     CHECK(contains(why, "built-in table, rule 1 (any p, any size)"));
   }
 
-  TEST_CASE("the built-in table: rows naming the textbook algorithms; used when nothing is loaded") {
+  TEST_CASE("the built-in table: rows naming the textbook algorithms, used with RANKLAB_SELECTION=builtin") {
     clean_selection clean;
     const selection_table& b = builtin_selection();
     CHECK(b.source == "built-in");
@@ -224,6 +224,9 @@ TEST_SUITE("selection") {
       INFO(name(c));
       CHECK(covered);
     }
+    // With nothing installed the shipped table decides (see below); "builtin" asks for these rows.
+    const scoped_env builtin("RANKLAB_SELECTION", "builtin");
+    reset_selection();
     CHECK(current_selection()->source == "built-in");
     CHECK(current_selection().get() == &b);
     std::string why;
@@ -367,7 +370,7 @@ TEST_SUITE("selection") {
 
   // ---- precedence and fall-through ------------------------------------------------------------------
 
-  TEST_CASE("RANKLAB_<COLL>_ALGORITHM wins over the table; an explicit name wins over both") {
+  TEST_CASE("RANKLAB_<COLL>_ALGORITHM wins over the table, an explicit name wins over both") {
     clean_selection clean;
     temp_file f("env_wins.json");
     write_selection(sample_table(), f.path);
