@@ -36,9 +36,12 @@ inline const operand matrix_product{datatype_of<matrix2x2>(), matrix2x2_product(
 
 // ---- labels, sweeps, layouts ---------------------------------------------------------------------
 
+inline std::string label(const call& c) {
+  return fmt::format("{} algorithm={} type={} op={}", describe(c.args), c.choice.name, name(c.type.kind),
+                     name(c.reduction.kind));
+}
 inline std::string label(const call& c, executor_kind ex) {
-  return fmt::format("{} algorithm={} type={} op={} executor={}", describe(c.args), c.choice.name, name(c.type.kind),
-                     name(c.reduction.kind), ex == executor_kind::threads ? "threads" : "sequential");
+  return fmt::format("{} executor={}", label(c), ex == executor_kind::threads ? "threads" : "sequential");
 }
 
 inline int ceil_log2(std::int64_t p) { return p <= 1 ? 0 : std::bit_width(static_cast<std::uint64_t>(p - 1)); }

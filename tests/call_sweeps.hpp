@@ -9,11 +9,12 @@
 //   one rank sending or receiving everything, random ...);
 // - sequential executor, p = 100, 127, 128, 129: fewer counts and layouts;
 // - thread executor, p = 1, 2, 3, 4, 5, 7, 8, 9, 16, 17: roots 0 and p/2, counts 0, 1,
-//   2p+3, 1000 and three layouts.
+//   2p+3, 1000 and three layouts;
+// - MPI executor (tests/mpi, p = the mpirun size, 1..8): the thread sweep at every root.
 // Operands: int32 sum for every shape; at one shape also float64 sum, int32 min, float64 max,
 // uint8 bxor (reductions) or float64 and uint8 (data movement) -- on threads float64 only;
 // and the non-commutative 2x2 matrix product (a 16-byte element for data movement) at every
-// shape but the large count (large p and threads: at one shape).
+// shape but the large count (large p, threads and MPI: at one shape).
 #pragma once
 #include <algorithm>
 #include <array>
@@ -24,7 +25,7 @@
 
 namespace ranklab::testing {
 
-enum class sweep { thorough, large, threads };
+enum class sweep { thorough, large, threads, mpi };
 
 inline constexpr std::array conformance_thread_ps = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17};
 inline constexpr std::array conformance_large_ps = {100, 127, 128, 129};
@@ -60,16 +61,22 @@ inline std::vector<std::uint64_t> sweep_counts(collective c, int p, sweep s) {
   return n;
 }
 
-// The executors share the reduction kernels: the thread sweep varies only the element size.
+// The executors share the reduction kernels: the thread and MPI sweeps vary only the element size.
 inline std::vector<operand> secondary_operands(collective c, sweep s) {
-  if (s == sweep::threads) return {float_sum};
+  if (s == sweep::threads || s == sweep::mpi) return {float_sum};
   if (is_reduction(c)) return {float_sum, int_min, float_max, byte_xor};
   return {float_sum, byte_xor};  // the element size matters, the operator does not
 }
 
-// Roots 0, p-1, p/2; on threads 0 and p/2 (the runtime does not care which rank is the root).
+// Roots 0, p-1, p/2; on threads 0 and p/2 (the runtime does not care which rank is the root);
+// over MPI every root (p <= 8 there, and a root's messages are the ones MPI matches by tag).
 inline std::vector<int> sweep_roots(collective c, int p, sweep s) {
   if (!is_rooted(c)) return {0};
+  if (s == sweep::mpi) {
+    std::vector<int> every(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) every[static_cast<std::size_t>(r)] = r;
+    return every;
+  }
   if (s == sweep::threads) return p / 2 == 0 ? std::vector<int>{0} : std::vector<int>{0, p / 2};
   return roots_for(p);
 }
@@ -95,7 +102,7 @@ inline std::vector<call_shape> vector_shapes(collective c, int p, int root, swee
     using m = matrix_pattern;
     const std::vector<m> pats =
         s == sweep::thorough ? std::vector<m>{m::random, m::equal, m::zeros, m::diagonal, m::one_sends, m::one_receives}
-        : s == sweep::threads ? std::vector<m>{m::random, m::one_sends, m::one_receives}
+        : s == sweep::threads || s == sweep::mpi ? std::vector<m>{m::random, m::one_sends, m::one_receives}
                               : std::vector<m>{m::random};
     for (m pat : pats) layouts.push_back(matrix_of(pat, p));
   } else {

@@ -11,33 +11,26 @@
 #include <string>
 #include <vector>
 
+#include "call_sweeps.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/mpi.hpp"
 
 namespace ranklab::mpi_check {
 
-inline constexpr datatype i32 = datatype_of<std::int32_t>();
-inline constexpr datatype f64 = datatype_of<double>();
-inline constexpr datatype matrix = datatype_of<matrix2x2>();
+using testing::f64;
+using testing::i32;
+using testing::label;
 
-// The layouts of a collective at p ranks: counts 0, 1 and 2p+3 (regular collectives); all
-// zeros, all ones and irregular counts with zeros, also with displacements in reverse rank
-// order with gaps where the collective takes them (v-collectives).
-struct layout {
-  std::uint64_t count = 0;
-  std::vector<std::uint64_t> counts, displs;
-};
-std::vector<layout> layouts_for(collective c, int p);
+// Irregular per-rank counts with zeros (a p x p matrix for alltoallv).
+std::vector<std::uint64_t> irregular_counts(collective c, int p);
 
-// Every call algorithm `a` accepts at p ranks: every root, every layout with int32 (sum),
-// the last layout also with float64 (max, or plain data) and the non-commutative 2x2 matrix
-// product (a 16-byte element for data movement).
+// Every call algorithm `a` accepts at p ranks: the MPI sweep of the conformance suite
+// (tests/call_sweeps.hpp: every root, counts 0, 1, 2p+3 and 1000, irregular layouts,
+// float64 and the non-commutative 2x2 matrix product at one shape).
 std::vector<call> calls_for(const algorithm& a, int p);
 // One call of `a` with long messages (past the MPIs' eager limits, so sent by rendezvous):
 // about 4000 int32 elements per block, root p/2; none when `a` does not accept it.
 std::vector<call> long_calls_for(const algorithm& a, int p);
-
-std::string label(const call& c);
 
 class rank_context {
  public:

@@ -58,7 +58,7 @@ void mixed_requests(rank_context& k) {
     std::vector<mpi::request> requests;
     for (int i = 0; i < collective_count; ++i) {
       const auto c = static_cast<collective>(i);
-      const call cl = has_vector_counts(c) ? make_vcall(c, p, layouts_for(c, p).back().counts, {}, p - 1, i32)
+      const call cl = has_vector_counts(c) ? make_vcall(c, p, irregular_counts(c, p), {}, p - 1, i32)
                                            : make_call(c, p, 5, p - 1, i32);
       runs.push_back(k.data_for(cl, 1000 + i));
       requests.push_back(k.comm().start_collective(cl, k.in_of(runs.back()), k.out_of(runs.back())));

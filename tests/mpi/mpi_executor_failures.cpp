@@ -38,7 +38,7 @@ void shared_memory_refused(rank_context& k) {
     use_selection(t);
     for (int i = 0; i < collective_count; ++i) {
       const auto c = static_cast<collective>(i);
-      const call cl = has_vector_counts(c) ? make_vcall(c, p, layouts_for(c, p).back().counts, {}, 0, i32)
+      const call cl = has_vector_counts(c) ? make_vcall(c, p, irregular_counts(c, p), {}, 0, i32)
                                            : make_call(c, p, 3, 0, i32);
       auto r = k.data_for(cl, 5);
       k.comm().run_collective(cl, k.in_of(r), k.out_of(r));
@@ -135,7 +135,7 @@ void private_interface(rank_context& k) {
   private_comm pc;
   k.guarded("execute with call_tag", [&] {
     for (collective c : {collective::allreduce, collective::bcast, collective::alltoallv}) {
-      const call cl = c == collective::alltoallv ? make_vcall(c, p, layouts_for(c, p).back().counts, {}, 0, i32)
+      const call cl = c == collective::alltoallv ? make_vcall(c, p, irregular_counts(c, p), {}, 0, i32)
                                                  : make_call(c, p, 2 * static_cast<std::uint64_t>(p) + 3, p - 1, f64);
       coll_args args = cl.args;
       args.elem_size = cl.type.size;
