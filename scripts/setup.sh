@@ -12,8 +12,8 @@ packages=(
   libcli11-dev        # CLI11: the command line
   nlohmann-json3-dev  # JSON output of the tools
   libfmt-dev          # formatting
-  libopenmpi-dev openmpi-bin  # Open MPI: peer benchmarks, MPI executor
-  libmpich-dev mpich          # MPICH: peer benchmarks
+  libopenmpi-dev openmpi-bin  # Open MPI: MPI executor, interposer, peer benchmarks
+  libmpich-dev mpich          # MPICH: MPI executor, interposer, peer benchmarks
 )
 
 missing=()
