@@ -9,6 +9,7 @@
 #include "backend/executor.hpp"
 #include "backend/progress.hpp"
 #include "interpose.hpp"
+#include "progress.hpp"
 #include "ranklab/errors.hpp"
 #include "selection_table.hpp"
 
@@ -20,11 +21,21 @@ int keyval = MPI_KEYVAL_INVALID;
 std::once_flag keyval_once;
 
 // The attribute's delete callback: MPI_Comm_free of the user's communicator (or
-// release_states) frees the private duplicate with it.
+// release_states) frees the private duplicate with it. MPI lets a program free a
+// communicator with nonblocking collectives still running on it: their queued native
+// operations are issued first (on the user's communicator, which goes now), and the state
+// lives on until the last of them ends.
 int delete_state(MPI_Comm, int, void* value, void*) {
   auto* st = static_cast<comm_state*>(value);
-  if (st->priv != MPI_COMM_NULL) PMPI_Comm_free(&st->priv);
-  delete st;
+  try {
+    if (!st->queue.empty()) settle(*st);
+  } catch (const std::exception&) {  // the calls concerned report their own errors
+  }
+  if (st->users > 0) {
+    st->orphaned = true;
+    return MPI_SUCCESS;
+  }
+  destroy(st);
   return MPI_SUCCESS;
 }
 
@@ -74,11 +85,24 @@ comm_state& state_of(MPI_Comm comm) {
   check_mpi(PMPI_Comm_get_attr(comm, the_keyval(), &value, &found), "MPI_Comm_get_attr");
   if (found) return *static_cast<comm_state*>(value);
   auto st = std::make_unique<comm_state>();
-  check_mpi(PMPI_Comm_dup(comm, &st->priv), "MPI_Comm_dup");
-  PMPI_Comm_rank(st->priv, &st->rank);
-  PMPI_Comm_size(st->priv, &st->size);
+  check_mpi(PMPI_Comm_idup(comm, &st->priv, &st->ready), "MPI_Comm_idup");
+  PMPI_Comm_rank(comm, &st->rank);
+  PMPI_Comm_size(comm, &st->size);
   check_mpi(PMPI_Comm_set_attr(comm, keyval, st.get()), "MPI_Comm_set_attr");
   return *st.release();
+}
+
+bool is_ready(comm_state& st) {
+  if (st.ready == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  check_mpi(PMPI_Test(&st.ready, &done, MPI_STATUS_IGNORE), "MPI_Comm_idup");
+  return done != 0;
+}
+
+void destroy(comm_state* st) noexcept {
+  if (st->ready != MPI_REQUEST_NULL) PMPI_Wait(&st->ready, MPI_STATUS_IGNORE);
+  if (st->priv != MPI_COMM_NULL) PMPI_Comm_free(&st->priv);
+  delete st;
 }
 
 void release_states() {
@@ -119,15 +143,17 @@ std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) 
 // may find that peer's message of its next call ahead of anything else unmatched (the one it
 // waits for already matched by its receive, not yet completed); with numbered tags that is
 // a later call, not a mismatch. Only another call at the same number is.
-void run(comm_state& st, const call& c, const void* in, void* out) {
+void run(comm_state& st, int row, const call& c, const void* in, void* out) {
   const auto pl = plan_for(st, c);
   detail::call_identity id{0, 0, name(c.args.coll)};
   id.tag = detail::sequenced_tag(detail::call_signature(c, *pl->algo), st.calls++, st.priv, id.span);
   // Blocking calls run one at a time per thread: their scratch memory is reused.
   thread_local detail::scratch_arena arena;
   detail::running_schedule running(pl->steps, in, out, c.type, c.reduction, st.priv, id, &arena);
-  detail::wait_for(running);
-  record_served(c.args.coll, *pl->algo, st.rank == 0);
+  // As detail::wait_for, and the nonblocking calls in flight move on too.
+  progress_until([&] { return running.finished(); });
+  running.result();
+  record_served(row, *pl->algo, st.rank == 0);
 }
 
 void check_mpi(int rc, const char* call) {
@@ -143,14 +169,18 @@ std::uint64_t nonnegative(int count) {
   return static_cast<std::uint64_t>(count);
 }
 
-int fail(int row, MPI_Comm comm, const comm_state* st, const std::exception& e) noexcept {
-  if (st) detail::notify_failure(st->priv, st->rank);
+int fail(int row, MPI_Comm comm, comm_state* st, const std::exception& e) noexcept {
+  if (st) {
+    // The notice goes over the private duplicate: it must exist on every rank first.
+    if (st->ready != MPI_REQUEST_NULL) PMPI_Wait(&st->ready, MPI_STATUS_IGNORE);
+    detail::notify_failure(st->priv, st->rank);
+  }
   int rank = -1;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::fprintf(stderr, "ranklab_mpi: %s on rank %d (of MPI_COMM_WORLD) failed: %s\n", function_name(row).c_str(), rank,
                e.what());
   std::fflush(stderr);
-  PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+  if (comm != MPI_COMM_NULL) PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
   return MPI_ERR_OTHER;
 }
 

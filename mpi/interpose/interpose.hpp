@@ -1,6 +1,7 @@
 // The PMPI interposition library's shared parts. Preloaded into an unmodified MPI program,
-// libranklab_mpi.so defines MPI_Bcast, MPI_Allreduce ... (the blocking collectives run a
-// ranklab schedule over PMPI point-to-point; the nonblocking ones go to the native library).
+// libranklab_mpi.so defines MPI_Bcast, MPI_Allreduce ... and their nonblocking forms (each
+// runs a ranklab schedule over PMPI point-to-point; how the nonblocking ones progress:
+// nonblocking.cpp).
 // Every intercepted call first decides whether ranklab can serve it. That decision must come
 // out the same on every rank of the call, or some ranks would run ranklab's schedule while the
 // others wait in the native collective: it may therefore only depend on what MPI requires the
@@ -12,6 +13,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <list>
 #include <memory>
@@ -26,7 +28,7 @@ namespace ranklab::mpi::interpose {
 
 // Why a call went to the native library (a column of the report).
 enum class reason : std::uint8_t {
-  nonblocking,        // the nonblocking forms always do
+  nonblocking,        // RANKLAB_MPI_NONBLOCKING=native sends every nonblocking form there
   intercommunicator,  // ranklab's schedules are for one group of ranks
   invalid_argument,   // null communicator, negative count, bad root ...: native MPI reports it
   datatype,           // a reduction on a type ranklab has no element type for
@@ -51,29 +53,44 @@ std::string function_name(int row);  // "MPI_Allreduce", "MPI_Iallreduce"
 
 // Counting: `comm_root` is true at rank 0 of the call's communicator, so that the report
 // counts each call once; every rank also counts its own calls (ranklab_mpi_calls).
-void record_served(collective c, const algorithm& a, bool comm_root);
+void record_served(int row, const algorithm& a, bool comm_root);
 void record_native(int row, reason why, bool comm_root);
 
 // What ranklab keeps per user communicator, in an attribute of it (freed with it): a private
 // duplicate for ranklab's messages, so they never match the program's own, and the schedules
 // of recent calls.
+struct pending;  // a served nonblocking call (nonblocking.cpp)
 struct comm_state {
   struct plan {
     coll_args args;
     const algorithm* algo = nullptr;
     schedule steps;
   };
+  // The duplicate comes from PMPI_Comm_idup, so that a nonblocking call that is the first on
+  // its communicator does not wait for the other ranks to reach it; `ready` is its request
+  // until it completes (is_ready).
   MPI_Comm priv = MPI_COMM_NULL;
+  MPI_Request ready = MPI_REQUEST_NULL;
   int rank = 0;
   int size = 1;
-  std::uint64_t calls = 0;  // served so far: numbers the next call's tag
+  std::uint64_t calls = 0;                       // served so far: numbers the next call's tag
   std::list<std::shared_ptr<const plan>> cache;  // most recent first
+  // Nonblocking calls that have not yet issued their native collective (the exchange of a
+  // v-collective's counts, or the native call they fall back to), in call order: such
+  // operations are issued in the order the program made the calls, on every rank alike.
+  std::deque<pending*> queue;
+  int users = 0;          // nonblocking calls still running on it
+  bool orphaned = false;  // the user's communicator was freed: the last user deletes it
 };
 
-// The state of an intracommunicator, made at its first intercepted call (PMPI_Comm_dup is
+// The state of an intracommunicator, made at its first intercepted call (PMPI_Comm_idup is
 // collective: every rank makes it at the same call). Throws fallback for a null or an
 // intercommunicator.
 comm_state& state_of(MPI_Comm comm);
+// Whether the private duplicate is usable (tests the PMPI_Comm_idup request).
+bool is_ready(comm_state& st);
+// Frees a state no call uses any more (its private communicator with it).
+void destroy(comm_state* st) noexcept;
 // Frees the states of MPI_COMM_WORLD and MPI_COMM_SELF while MPI is fully alive (at
 // MPI_Finalize; other communicators' states go with MPI_Comm_free).
 void release_states();
@@ -84,33 +101,15 @@ void release_states();
 // Throws fallback when no algorithm accepts the call.
 std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c);
 
-// Runs the call on this rank's buffers over the private communicator and counts it.
-void run(comm_state& st, const call& c, const void* in, void* out);
+// Runs the call on this rank's buffers over the private communicator (blocking, progressing
+// every call in flight meanwhile) and counts it in `row`.
+void run(comm_state& st, int row, const call& c, const void* in, void* out);
 
 // Reports an error of a served call: tells the other ranks of the communicator (`st`, when
 // known) that this rank left the call, so that none waits for it forever; prints the
 // message on stderr; calls the communicator's error handler (fatal by default). Returns the
 // MPI error code.
-int fail(int row, MPI_Comm comm, const comm_state* st, const std::exception& e) noexcept;
-
-// The frame of every served collective: `serve(state)` runs it (throwing fallback before
-// any message when ranklab cannot); otherwise `native()` makes the PMPI_ call.
-template <class Serve, class Native>
-int intercept(collective c, MPI_Comm comm, Serve&& serve, Native&& native) noexcept {
-  reason why{};
-  comm_state* st = nullptr;
-  try {
-    st = &state_of(comm);
-    serve(*st);
-    return MPI_SUCCESS;
-  } catch (const fallback& f) {
-    why = f.why;
-  } catch (const std::exception& e) {
-    return fail(blocking_row(c), comm, st, e);
-  }
-  record_native(blocking_row(c), why, st && st->rank == 0);
-  return native();
-}
+int fail(int row, MPI_Comm comm, comm_state* st, const std::exception& e) noexcept;
 
 // Throws a ranklab error carrying MPI's error string unless rc is MPI_SUCCESS.
 void check_mpi(int rc, const char* call);

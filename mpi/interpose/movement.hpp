@@ -1,10 +1,11 @@
 // What the data-movement collectives share: they run on bytes (staging.hpp), and the
-// v-collectives whose counts MPI gives to one rank only first share them.
+// v-collectives whose counts MPI gives to some ranks only first share them (job.hpp).
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "interpose.hpp"
+#include "job.hpp"
 #include "staging.hpp"
 
 namespace ranklab::mpi::interpose {
@@ -22,13 +23,9 @@ void expect_bytes(const comm_state& st, collective c, const char* what, std::uin
 // MPI_IN_PLACE is the root's option only (usage_error elsewhere).
 void require_not_in_place(const comm_state& st, collective c, const void* buf);
 
-// Marks a count the caller got wrong (negative): every rank that sees it falls back.
+// Marks a count the caller got wrong (negative): every rank that sees it falls back
+// (require_valid).
 inline constexpr std::uint64_t invalid_count = ~std::uint64_t{0};
-// `counts` (root's, p entries; any size elsewhere) from the root to every rank, over the
-// private communicator. Throws fallback on every rank if the root marked one invalid.
-std::vector<std::uint64_t> counts_from_root(const comm_state& st, std::vector<std::uint64_t> counts, int root);
-// Every rank's `row` (p entries), row-major p x p at every rank; fallback as above.
-std::vector<std::uint64_t> counts_from_all(const comm_state& st, const std::vector<std::uint64_t>& row);
 // block_bytes(blocks()), or p invalid counts if the caller's counts are negative.
 template <class F>
 std::vector<std::uint64_t> bytes_or_invalid(int p, F&& blocks) {

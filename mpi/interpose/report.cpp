@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interpose.hpp"
+#include "progress.hpp"
 
 namespace ranklab::mpi::interpose {
 
@@ -55,7 +56,7 @@ counters& the_counters() {
 }
 
 constexpr std::array<std::string_view, reason_count> reason_text = {
-    "nonblocking: native",
+    "nonblocking forced native",
     "intercommunicator",
     "invalid argument (native reports it)",
     "datatype without a ranklab element type",
@@ -115,10 +116,10 @@ std::string function_name(int row) {
   return "MPI_" + n;
 }
 
-void record_served(collective c, const algorithm& a, bool comm_root) {
+void record_served(int row, const algorithm& a, bool comm_root) {
   std::lock_guard lock(counters_lock);
   counters& k = the_counters();
-  k.add(k.served_column(blocking_row(c), a), comm_root);
+  k.add(k.served_column(row, a), comm_root);
 }
 
 void record_native(int row, reason why, bool comm_root) {
@@ -150,10 +151,12 @@ extern "C" __attribute__((visibility("default"))) long long ranklab_mpi_calls(co
   return -1;
 }
 
-// Prints the report (RANKLAB_MPI_REPORT=1) while every rank can still take part in the
-// reduction of the counts, then frees ranklab's communicators before MPI goes away.
+// Ends the nonblocking calls still running (their requests freed by the program), prints the
+// report (RANKLAB_MPI_REPORT=1) while every rank can still take part in the reduction of the
+// counts, then frees ranklab's communicators before MPI goes away.
 extern "C" int MPI_Finalize(void) {
   using namespace ranklab::mpi::interpose;
+  complete_all();
   if (report_requested()) {
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -322,7 +322,7 @@ static void barrier(const test_comm* tc) {
   check_rc(MPI_Wait(&r, &st), "MPI_Wait");
 }
 
-/* Several nonblocking collectives outstanding at once (passed to the native library). */
+/* Several nonblocking collectives outstanding at once (served by ranklab). */
 static void nonblocking(const test_comm* tc) {
   at("nonblocking comm=%s", tc->name);
   int p, rank;
@@ -401,7 +401,7 @@ int main(int argc, char** argv) {
   const char* const nonblocking_names[] = {"MPI_Ibarrier", "MPI_Ibcast",    "MPI_Iallgather",  "MPI_Ialltoall",
                                            "MPI_Iscatter", "MPI_Igather",   "MPI_Iallgatherv", "MPI_Iscatterv",
                                            "MPI_Igatherv", "MPI_Ialltoallv"};
-  expect_native(nonblocking_names, 10);
+  expect_served(nonblocking_names, 10);
   const int rc = finish("interpose_movement");
   MPI_Finalize();
   return rc;
