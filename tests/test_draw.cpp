@@ -1,0 +1,408 @@
+// `ranklab draw` (tools/draw/): the drawings are generated from the schedules, so they are
+// checked against the schedules and the verifier, never against stored pictures. The SVG is
+// parsed as XML by a small parser here; every registered one-ported algorithm is drawn for
+// several p, and the arrows must be the verifier's messages between the schedule's peers,
+// the data-flow grid must end with every rank holding its final result. Also the Chrome
+// trace export of team_options::trace: required keys, flow ids in matching pairs.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "draw/figure.hpp"
+#include "draw/page.hpp"
+#include "draw/views.hpp"
+#include "ranklab/circulant.hpp"
+#include "ranklab/ranklab.hpp"
+
+using namespace ranklab;
+namespace draw = ranklab::tools::draw;
+
+namespace {
+
+// ---- a small XML parser: elements, attributes, text; enough to read our SVG --------------
+
+struct node {
+  std::string tag;
+  std::map<std::string, std::string> attrs;
+  std::vector<node> children;
+  std::string text;
+  std::string attr(const std::string& name) const {
+    const auto it = attrs.find(name);
+    if (it == attrs.end()) throw std::runtime_error("<" + tag + "> has no attribute " + name);
+    return it->second;
+  }
+  int number(const std::string& name) const { return std::stoi(attr(name)); }
+  bool has_class(const std::string& c) const {
+    const auto it = attrs.find("class");
+    if (it == attrs.end()) return false;
+    std::istringstream words(it->second);
+    for (std::string w; words >> w;)
+      if (w == c) return true;
+    return false;
+  }
+};
+
+class xml_parser {
+ public:
+  explicit xml_parser(std::string_view s) : s_(s) {}
+  node document() {
+    skip_misc();
+    node root = element();
+    skip_misc();
+    if (at_ < s_.size()) fail("content after the root element");
+    return root;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error(fmt::format("XML at offset {}: {}", at_, what));
+  }
+  bool starts(std::string_view t) const { return s_.substr(at_, t.size()) == t; }
+  void skip_space() {
+    while (at_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[at_]))) ++at_;
+  }
+  void skip_past(std::string_view end) {
+    const auto e = s_.find(end, at_);
+    if (e == std::string_view::npos) fail("unterminated " + std::string(end));
+    at_ = e + end.size();
+  }
+  void skip_misc() {  // declarations, comments, whitespace
+    for (;;) {
+      skip_space();
+      if (starts("<?")) skip_past("?>");
+      else if (starts("<!--")) skip_past("-->");
+      else if (starts("<!")) skip_past(">");
+      else return;
+    }
+  }
+  std::string name() {
+    const std::size_t b = at_;
+    while (at_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[at_])) || s_[at_] == '-' ||
+                               s_[at_] == '_' || s_[at_] == ':' || s_[at_] == '.'))
+      ++at_;
+    if (b == at_) fail("a name expected");
+    return std::string(s_.substr(b, at_ - b));
+  }
+  static std::string unescape(std::string_view t) {
+    std::string out;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t[i] != '&') {
+        out += t[i];
+        continue;
+      }
+      const auto semi = t.find(';', i);
+      if (semi == std::string_view::npos) throw std::runtime_error("bad entity");
+      const std::string_view ent = t.substr(i + 1, semi - i - 1);
+      if (ent == "amp") out += '&';
+      else if (ent == "lt") out += '<';
+      else if (ent == "gt") out += '>';
+      else if (ent == "quot") out += '"';
+      else if (ent == "apos") out += '\'';
+      else throw std::runtime_error("unknown entity &" + std::string(ent) + ";");
+      i = semi;
+    }
+    return out;
+  }
+  node element() {
+    if (!starts("<")) fail("'<' expected");
+    ++at_;
+    node n;
+    n.tag = name();
+    for (;;) {
+      skip_space();
+      if (starts("/>")) {
+        at_ += 2;
+        return n;
+      }
+      if (starts(">")) {
+        ++at_;
+        break;
+      }
+      const std::string key = name();
+      skip_space();
+      if (!starts("=")) fail("'=' expected after " + key);
+      ++at_;
+      skip_space();
+      const char quote = s_[at_];
+      if (quote != '"' && quote != '\'') fail("quoted value expected");
+      const auto end = s_.find(quote, at_ + 1);
+      if (end == std::string_view::npos) fail("unterminated value");
+      if (!n.attrs.emplace(key, unescape(s_.substr(at_ + 1, end - at_ - 1))).second) fail("duplicate " + key);
+      at_ = end + 1;
+    }
+    for (;;) {
+      if (starts("</")) {
+        at_ += 2;
+        if (name() != n.tag) fail("mismatched end tag of <" + n.tag + ">");
+        skip_space();
+        if (!starts(">")) fail("'>' expected");
+        ++at_;
+        return n;
+      }
+      if (starts("<!--")) {
+        skip_past("-->");
+      } else if (starts("<")) {
+        n.children.push_back(element());
+      } else {
+        const auto lt = s_.find('<', at_);
+        if (lt == std::string_view::npos) fail("unterminated <" + n.tag + ">");
+        n.text += unescape(s_.substr(at_, lt - at_));
+        at_ = lt;
+      }
+    }
+  }
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+node parse_xml(std::string_view s) { return xml_parser(s).document(); }
+
+void collect(const node& n, const std::string& tag, const std::string& cls, std::vector<const node*>& out) {
+  if ((tag.empty() || n.tag == tag) && (cls.empty() || n.has_class(cls))) out.push_back(&n);
+  for (const node& c : n.children) collect(c, tag, cls, out);
+}
+std::vector<const node*> find_all(const node& n, const std::string& tag, const std::string& cls) {
+  std::vector<const node*> out;
+  collect(n, tag, cls, out);
+  return out;
+}
+
+// ---- calls -------------------------------------------------------------------------------
+
+call draw_call(collective c, int p, int root) {
+  const datatype t = datatype_of<std::int32_t>();
+  constexpr std::uint64_t count = 3;
+  if (!has_vector_counts(c)) return make_call(c, p, c == collective::barrier ? 0 : count, root, t);
+  const auto n = static_cast<std::size_t>(p);
+  const std::vector<std::uint64_t> counts(c == collective::alltoallv ? n * n : n, count);
+  return make_vcall(c, p, counts, {}, root, t);
+}
+
+coll_args args_of(const call& c) {
+  coll_args a = c.args;
+  a.commutative = c.reduction.commutative;
+  a.elem_size = c.type.size;
+  return a;
+}
+
+// The collectives whose result the data-flow grid describes (drawing's wanted_label); the
+// rest (barrier, alltoallv) have no cells to fill.
+bool has_result_cells(collective c) { return c != collective::barrier && c != collective::alltoallv; }
+
+const std::vector<int> draw_ps{1, 2, 3, 7, 8, 17};
+
+}  // namespace
+
+TEST_CASE("the XML parser reads what the drawing tests rely on and rejects broken markup") {
+  const node n = parse_xml(R"(<?xml version="1.0"?><svg a="1"><g class="x y"><t>a &amp; b</t></g><e/></svg>)");
+  CHECK(n.tag == "svg");
+  CHECK(n.attr("a") == "1");
+  REQUIRE(n.children.size() == 2);
+  CHECK(n.children[0].has_class("y"));
+  CHECK(n.children[0].children[0].text == "a & b");
+  CHECK_THROWS(parse_xml("<svg><g></svg>"));
+  CHECK_THROWS(parse_xml("<svg a=1/>"));
+  CHECK_THROWS(parse_xml("<svg>&nbsp;</svg>"));
+}
+
+TEST_CASE("every one-ported algorithm: an arrow per verifier message, between the schedule's peers, "
+          "and a data-flow grid that ends complete") {
+  int drawn = 0;
+  for (const algorithm* a : registry::all()) {
+    if (!a->one_ported) continue;
+    for (const int p : draw_ps) {
+      const int root = p / 2;
+      const call cl = draw_call(a->coll, p, root);
+      const coll_args args = args_of(cl);
+      if (!meets_preconditions(*a, args)) continue;
+      CAPTURE(a->name);
+      CAPTURE(describe(args));
+      const schedule_set schedules = build_all(*a, args);
+      const verify_report report = verify(schedules);
+      REQUIRE(report.ok);
+      const draw::figure fig = draw::make_figure(*a, args);
+      const node svg = parse_xml(draw::figure_svg(fig, false));
+      ++drawn;
+
+      const auto arrows = find_all(svg, "g", "msg");
+      CHECK(arrows.size() == report.messages);
+      std::set<std::tuple<int, int, int>> seen;
+      for (const node* m : arrows) {
+        const int i = m->number("data-round"), from = m->number("data-from"), to = m->number("data-to");
+        REQUIRE(from >= 0);
+        REQUIRE(from < p);
+        const auto rounds = schedules[static_cast<std::size_t>(from)].rounds();
+        REQUIRE(static_cast<std::size_t>(i) < rounds.size());
+        CHECK(rounds[static_cast<std::size_t>(i)].send_to == to);
+        CHECK(schedules[static_cast<std::size_t>(to)].rounds()[static_cast<std::size_t>(i)].recv_from == from);
+        CHECK(std::stoull(m->attr("data-elements")) == schedules[static_cast<std::size_t>(from)].send_count(rounds[static_cast<std::size_t>(i)]));
+        CHECK(seen.emplace(i, from, to).second);
+      }
+
+      if (!has_result_cells(a->coll)) continue;
+      const auto steps = find_all(svg, "g", "flow-step");
+      REQUIRE(steps.size() == fig.rounds + 1);
+      const node* last = steps.back();
+      CHECK(last->number("data-step") == static_cast<int>(fig.rounds));
+      for (const node* cell : find_all(*last, "rect", "cell")) {
+        CAPTURE(cell->attr("data-rank"));
+        CAPTURE(cell->attr("data-begin"));
+        // Nothing is defined there (exscan at rank 0): nothing to hold.
+        if (cell->attr("data-wanted").empty()) continue;
+        CHECK(cell->attr("data-complete") == "1");
+        const auto begin = std::stoull(cell->attr("data-begin"));
+        if (a->coll == collective::bcast) CHECK(cell->attr("data-holds") == std::to_string(root));
+        if (a->coll == collective::allgather) CHECK(cell->attr("data-holds") == std::to_string(begin / cl.args.count));
+      }
+      // Every rank with an out buffer has its row of cells at the end.
+      std::set<int> rows;
+      for (const node* cell : find_all(*last, "rect", "cell")) rows.insert(cell->number("data-rank"));
+      for (int r = 0; r < p; ++r)
+        if (buffer_extents(args, r).out > 0) CHECK(rows.count(r) == 1);
+    }
+  }
+  CHECK(drawn > 100);
+}
+
+TEST_CASE("before round 0 a broadcast's data is at the root only, an allgather's block at its owner only") {
+  for (const char* name : {"binomial", "circulant"}) {
+    const algorithm* a = registry::find(collective::bcast, name);
+    REQUIRE(a != nullptr);
+    const coll_args args = args_of(draw_call(collective::bcast, 7, 3));
+    const draw::figure fig = draw::make_figure(*a, args);
+    REQUIRE(fig.has_flow);
+    for (int r = 0; r < 7; ++r)
+      for (const draw::cell_state& c : fig.flow.front()[static_cast<std::size_t>(r)]) CHECK(c.complete == (r == 3));
+  }
+  const algorithm* ring = registry::find(collective::allgather, "ring");
+  REQUIRE(ring != nullptr);
+  const draw::figure fig = draw::make_figure(*ring, args_of(draw_call(collective::allgather, 5, 0)));
+  for (int r = 0; r < 5; ++r) {
+    const auto& cells = fig.flow.front()[static_cast<std::size_t>(r)];
+    REQUIRE(cells.size() == 5);
+    for (std::size_t j = 0; j < cells.size(); ++j) CHECK((cells[j].fill == 1.0) == (j == static_cast<std::size_t>(r)));
+  }
+}
+
+TEST_CASE("large p: per-round bars that add up to the verifier's messages and volume") {
+  const algorithm* a = registry::find(collective::bcast, "binomial");
+  REQUIRE(a != nullptr);
+  const coll_args args = args_of(draw_call(collective::bcast, 40, 0));
+  const verify_report report = verify(build_all(*a, args));
+  const node svg = parse_xml(draw::figure_svg(draw::make_figure(*a, args), false));
+  CHECK(find_all(svg, "g", "msg").empty());
+  std::uint64_t messages = 0, elements = 0;
+  for (const node* bar : find_all(svg, "g", "round-summary")) {
+    messages += std::stoull(bar->attr("data-messages"));
+    elements += std::stoull(bar->attr("data-elements"));
+  }
+  CHECK(messages == report.messages);
+  CHECK(elements == report.elements);
+}
+
+TEST_CASE("the HTML page: one file, the SVG inline, a script, nothing from the network") {
+  const algorithm* a = registry::find(collective::allreduce, "recursive_doubling");
+  REQUIRE(a != nullptr);
+  const draw::figure fig = draw::make_figure(*a, args_of(draw_call(collective::allreduce, 8, 0)));
+  const std::string html = draw::html_page(fig.title, draw::figure_svg(fig, true));
+  const auto begin = html.find("<svg"), end = html.find("</svg>");
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  const node svg = parse_xml(html.substr(begin, end + 6 - begin));
+  const std::string names = svg.attr("data-step-names");
+  CHECK(std::count(names.begin(), names.end(), '|') == static_cast<long>(fig.rounds));
+  CHECK(html.find("<script>") != std::string::npos);
+  CHECK(html.find("keydown") != std::string::npos);
+  CHECK(html.find(" src=") == std::string::npos);
+  CHECK(html.find("href=") == std::string::npos);
+  // The only URL is the SVG namespace, which is a name, not a download.
+  std::string rest = html;
+  const std::string ns = "http://www.w3.org/2000/svg";
+  for (auto at = rest.find(ns); at != std::string::npos; at = rest.find(ns)) rest.erase(at, ns.size());
+  CHECK(rest.find("http") == std::string::npos);
+}
+
+TEST_CASE("the circulant graph: round k's edges are the skip class of k, r -> (r + skip[k]) mod p") {
+  for (const int p : {1, 2, 3, 7, 8, 17}) {
+    CAPTURE(p);
+    const circulant::skips s(p);
+    const node svg = parse_xml(draw::circulant_svg(p, false));
+    const auto panels = find_all(svg, "g", "round-panel");
+    REQUIRE(panels.size() == static_cast<std::size_t>(s.q));
+    for (const node* panel : panels) {
+      const int k = panel->number("data-round");
+      const auto edges = find_all(*panel, "g", "skip-edge");
+      CHECK(edges.size() == static_cast<std::size_t>(p));
+      std::set<int> senders;
+      for (const node* e : edges) {
+        const int from = e->number("data-from");
+        CHECK(e->number("data-skip") == s[k]);
+        CHECK(e->number("data-to") == s.to(from, k));
+        senders.insert(from);
+      }
+      CHECK(senders.size() == static_cast<std::size_t>(p));
+    }
+    // The stepping layout shows one step at a time: the graph, then one panel per round.
+    const node stepping = parse_xml(draw::circulant_svg(p, true));
+    const std::string names = stepping.attr("data-step-names");
+    CHECK(std::count(names.begin(), names.end(), '|') == s.q);
+  }
+}
+
+TEST_CASE("Chrome trace export: required keys, a slice per traced round, flow ids in send/receive pairs") {
+  const algorithm* a = registry::find(collective::bcast, "binomial");
+  REQUIRE(a != nullptr);
+  constexpr int p = 6;
+  call cl = draw_call(collective::bcast, p, 2);
+  cl.choice.name = "binomial";
+  const verify_report report = verify(build_all(*a, args_of(cl)));
+  team_options options;
+  options.trace = true;
+  team t(p, options);
+  std::vector<std::vector<std::int32_t>> data(p, std::vector<std::int32_t>(cl.args.count, 1));
+  run(t, [&](comm& c) { c.run_collective(cl, nullptr, data[static_cast<std::size_t>(c.rank())].data()); });
+  std::ostringstream out;
+  t.write_trace_chrome(out, [](const trace_event&) { return std::string("binomial"); });
+  const auto doc = nlohmann::json::parse(out.str());
+  REQUIRE(doc.contains("traceEvents"));
+  std::map<std::uint64_t, std::pair<int, int>> flows;  // id -> (starts, finishes)
+  std::size_t slices = 0;
+  std::set<int> tracks;
+  for (const auto& e : doc["traceEvents"]) {
+    for (const char* key : {"name", "ph", "pid", "tid"}) CHECK(e.contains(key));
+    const std::string ph = e["ph"];
+    if (ph == "M") continue;
+    CHECK(e.contains("ts"));
+    if (ph == "X") {
+      ++slices;
+      tracks.insert(e["tid"].get<int>());
+      CHECK(e.contains("dur"));
+      CHECK(e["dur"].get<double>() >= 0);
+      for (const char* key : {"call", "coll", "round", "algorithm"}) CHECK(e["args"].contains(key));
+      CHECK(e["args"]["algorithm"] == "binomial");
+    } else if (ph == "s" || ph == "f") {
+      REQUIRE(e.contains("id"));
+      auto& [starts, finishes] = flows[e["id"].get<std::uint64_t>()];
+      (ph == "s" ? starts : finishes) += 1;
+    } else {
+      FAIL("unexpected phase " << ph);
+    }
+  }
+  CHECK(slices == t.trace().size());
+  CHECK(tracks.size() == static_cast<std::size_t>(p));
+  CHECK(flows.size() == report.messages);
+  for (const auto& [id, count] : flows) {
+    CAPTURE(id);
+    CHECK(count.first == 1);
+    CHECK(count.second == 1);
+  }
+}

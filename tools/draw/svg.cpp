@@ -1,0 +1,64 @@
+// The SVG writer (see svg.hpp).
+#include "draw/svg.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace ranklab::tools::draw {
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
+    }
+  }
+  return out;
+}
+
+std::string num(double x) { return fmt::format("{:.5g}", x); }
+
+void svg_writer::start(std::string_view tag, std::initializer_list<attr> attrs) {
+  out_ += '<';
+  out_ += tag;
+  for (const attr& a : attrs) out_ += fmt::format(" {}=\"{}\"", a.name, xml_escape(a.value));
+}
+
+void svg_writer::open(std::string_view tag, std::initializer_list<attr> attrs) {
+  start(tag, attrs);
+  out_ += ">\n";
+}
+
+void svg_writer::close(std::string_view tag) { out_ += fmt::format("</{}>\n", tag); }
+
+void svg_writer::leaf(std::string_view tag, std::initializer_list<attr> attrs, std::string_view text) {
+  start(tag, attrs);
+  if (text.empty()) {
+    out_ += "/>\n";
+    return;
+  }
+  out_ += fmt::format(">{}</{}>\n", xml_escape(text), tag);
+}
+
+std::string rank_colour(int rank) {
+  // Golden-angle steps keep neighbouring ranks apart in hue for any p.
+  const double hue = std::fmod(rank * 137.508, 360.0);
+  return fmt::format("hsl({},65%,45%)", num(hue));
+}
+
+}  // namespace ranklab::tools::draw

@@ -1,0 +1,35 @@
+// A small SVG writer: elements with attributes, text escaped for XML, numbers printed
+// short. Enough for the drawings of `ranklab draw`, which must parse as XML.
+#pragma once
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+namespace ranklab::tools::draw {
+
+struct attr {
+  std::string_view name;
+  std::string value;
+};
+
+std::string xml_escape(std::string_view text);
+std::string num(double x);  // "12", "12.5"
+
+class svg_writer {
+ public:
+  void open(std::string_view tag, std::initializer_list<attr> attrs = {});
+  void close(std::string_view tag);
+  // <tag attrs>text</tag>, or <tag attrs/> when text is empty.
+  void leaf(std::string_view tag, std::initializer_list<attr> attrs, std::string_view text = {});
+  void raw(std::string_view markup) { out_ += markup; }
+  const std::string& str() const { return out_; }
+
+ private:
+  void start(std::string_view tag, std::initializer_list<attr> attrs);
+  std::string out_;
+};
+
+// A distinct, readable colour per rank (hue around the circle).
+std::string rank_colour(int rank);
+
+}  // namespace ranklab::tools::draw
