@@ -1,13 +1,18 @@
 // Teams: options (from code or the environment), creating a team, attaching ranks to it
 // and running a function on every rank, each on a thread of its own.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <numeric>
 #include <ostream>
 #include <thread>
+#include <tuple>
 
 #include "ranklab/collective.hpp"
 
@@ -150,6 +155,100 @@ void team::write_trace_json_lines(std::ostream& out) const {
         R"({{"rank":{},"call":{},"coll":"{}","round":{},"to":{},"from":{},"bytes_sent":{},"bytes_received":{},"begin_ns":{},"end_ns":{}}})"
         "\n",
         e.rank, e.call, e.coll, e.round, e.to, e.from, e.bytes_sent, e.bytes_received, e.begin_ns, e.end_ns);
+}
+
+namespace {
+
+double trace_us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
+std::uint64_t middle(const trace_event& e) { return e.begin_ns + (std::max(e.begin_ns, e.end_ns) - e.begin_ns) / 2; }
+
+// Pairs each send with its receive: same call and round, sender and receiver agreeing on
+// each other (in time order, for repeated point-to-point calls that share call 0).
+std::vector<std::pair<std::size_t, std::size_t>> trace_messages(const std::vector<trace_event>& events) {
+  using key = std::tuple<std::uint32_t, std::uint32_t, int, int>;  // call, round, from, to
+  std::map<key, std::deque<std::size_t>> receives;
+  std::vector<std::size_t> order(events.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return events[a].begin_ns < events[b].begin_ns; });
+  for (const std::size_t i : order)
+    if (events[i].from >= 0) receives[{events[i].call, events[i].round, events[i].from, events[i].rank}].push_back(i);
+  std::vector<std::pair<std::size_t, std::size_t>> pairs;
+  for (const std::size_t i : order) {
+    const trace_event& e = events[i];
+    if (e.to < 0) continue;
+    auto it = receives.find({e.call, e.round, e.rank, e.to});
+    if (it == receives.end() || it->second.empty()) continue;
+    pairs.emplace_back(i, it->second.front());
+    it->second.pop_front();
+  }
+  return pairs;
+}
+
+}  // namespace
+
+void team::write_trace_chrome(std::ostream& out,
+                              const std::function<std::string(const trace_event&)>& algorithm_of) const {
+  const std::vector<trace_event> events = trace();
+  std::vector<nlohmann::json> list;
+  list.push_back({{"name", "process_name"},
+                  {"ph", "M"},
+                  {"pid", 0},
+                  {"tid", 0},
+                  {"args", {{"name", fmt::format("ranklab team of {} ranks", state_->p)}}}});
+  for (int r = 0; r < state_->p; ++r) {
+    list.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", 0},
+                    {"tid", r},
+                    {"args", {{"name", fmt::format("rank {}", r)}}}});
+    list.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", r}, {"args", {{"sort_index", r}}}});
+  }
+  for (const trace_event& e : events) {
+    nlohmann::json args{{"call", e.call},
+                        {"coll", e.coll},
+                        {"round", e.round},
+                        {"to", e.to},
+                        {"from", e.from},
+                        {"bytes_sent", e.bytes_sent},
+                        {"bytes_received", e.bytes_received}};
+    if (algorithm_of) args["algorithm"] = algorithm_of(e);
+    list.push_back({{"name", fmt::format("{} round {}", e.coll, e.round)},
+                    {"cat", "round"},
+                    {"ph", "X"},
+                    {"pid", 0},
+                    {"tid", e.rank},
+                    {"ts", trace_us(e.begin_ns)},
+                    {"dur", trace_us(e.end_ns - std::min(e.begin_ns, e.end_ns))},
+                    {"args", std::move(args)}});
+  }
+  // A flow starts inside the sender's slice and ends inside the receiver's ("bp": "e"
+  // binds it to the slice enclosing its timestamp): at their middles, clear of the edges.
+  std::uint64_t id = 0;
+  for (const auto& [send, recv] : trace_messages(events)) {
+    const trace_event &s = events[send], &r = events[recv];
+    const std::string name = fmt::format("{} message", s.coll);
+    ++id;
+    list.push_back({{"name", name},
+                    {"cat", "message"},
+                    {"ph", "s"},
+                    {"id", id},
+                    {"pid", 0},
+                    {"tid", s.rank},
+                    {"ts", trace_us(middle(s))},
+                    {"args", {{"bytes", s.bytes_sent}}}});
+    list.push_back({{"name", name},
+                    {"cat", "message"},
+                    {"ph", "f"},
+                    {"bp", "e"},
+                    {"id", id},
+                    {"pid", 0},
+                    {"tid", r.rank},
+                    {"ts", trace_us(middle(r))}});
+  }
+  out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+  for (std::size_t i = 0; i < list.size(); ++i) out << list[i].dump() << (i + 1 < list.size() ? ",\n" : "\n");
+  out << "]}\n";
 }
 
 void run(team& t, const std::function<void(comm&)>& fn) {

@@ -161,3 +161,38 @@ add_test(NAME cli_valid_readme_catalogue
   COMMAND ${CMAKE_COMMAND} -DRANKLAB=$<TARGET_FILE:ranklab_tool> -DREADME=${PROJECT_SOURCE_DIR}/README.md
           -P ${CMAKE_CURRENT_LIST_DIR}/readme_catalogue.cmake)
 set_tests_properties(cli_valid_readme_catalogue PROPERTIES TIMEOUT 60)
+
+# ---- draw, run --trace ------------------------------------------------------------------------
+ranklab_cli_misuse(draw_bad_extension "--out: must end in .svg or .html"
+  draw --coll bcast -p 4 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.png)
+ranklab_cli_misuse(draw_no_coll "--coll: required (or --circulant)"
+  draw -p 4 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_p_zero "-p 0: must be in 1..1024 (a drawing to read)"
+  draw --coll bcast -p 0 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_circulant_p "-p 65: must be in 1..64 (ranks on a circle)"
+  draw --circulant -p 65 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_circulant_and_coll "--circulant: draws the circulant graph; leave out --coll"
+  draw --circulant --coll bcast -p 4 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_negative_blocks "--blocks -1: must be in 0..1024"
+  draw --coll bcast --algo circulant -p 4 --blocks -1 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_unknown_algo "--algo binomal: not an algorithm of bcast (did you mean binomial?)"
+  draw --coll bcast --algo binomal -p 4 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_power_of_two "--algo hypercube: algorithm 'hypercube' needs p to be a power of two (p = 6)"
+  draw --coll alltoall --algo hypercube -p 6 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw.svg)
+ranklab_cli_misuse(draw_missing_directory
+  "--out: cannot write /nonexistent_dir_for_ranklab/x.svg: directory /nonexistent_dir_for_ranklab does not exist"
+  draw --coll bcast -p 4 --out /nonexistent_dir_for_ranklab/x.svg)
+ranklab_cli_misuse(demo_draw_extension "--draw: must end in .svg or .html"
+  demo --draw ${CMAKE_CURRENT_BINARY_DIR}/cli_demo.png)
+ranklab_cli_misuse(run_trace_sequential "--trace: records the thread executor's rounds"
+  run --coll bcast -p 4 --executor sequential --trace ${CMAKE_CURRENT_BINARY_DIR}/cli_trace.json)
+ranklab_cli_test(cli_valid_draw_binomial 0 "bcast(p=7, root=0, count=8), algorithm binomial, 3 rounds, 6 messages"
+  draw --coll bcast --algo binomial -p 7 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_binomial.svg)
+ranklab_cli_test(cli_valid_draw_html_json 0 "\"algo\":\"ring\",\"p\":5,\"rounds\":4,\"messages\":20,"
+  draw --coll allgather --algo ring -p 5 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_ring.html --json)
+ranklab_cli_test(cli_valid_draw_summary 0 "(per-round summary)"
+  draw --coll allreduce -p 40 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_summary.svg)
+ranklab_cli_test(cli_valid_draw_circulant 0 "the circulant graph of p = 7"
+  draw --circulant -p 7 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_circulant.html)
+ranklab_cli_test(cli_valid_run_trace 0 "verified  true"
+  run --coll allreduce -p 4 --trace ${CMAKE_CURRENT_BINARY_DIR}/cli_trace.json)

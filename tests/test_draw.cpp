@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "../runtime/executors/verifier.hpp"
 #include "draw/figure.hpp"
 #include "draw/page.hpp"
 #include "draw/views.hpp"
@@ -78,16 +79,20 @@ class xml_parser {
   void skip_misc() {  // declarations, comments, whitespace
     for (;;) {
       skip_space();
-      if (starts("<?")) skip_past("?>");
-      else if (starts("<!--")) skip_past("-->");
-      else if (starts("<!")) skip_past(">");
-      else return;
+      if (starts("<?"))
+        skip_past("?>");
+      else if (starts("<!--"))
+        skip_past("-->");
+      else if (starts("<!"))
+        skip_past(">");
+      else
+        return;
     }
   }
   std::string name() {
     const std::size_t b = at_;
-    while (at_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[at_])) || s_[at_] == '-' ||
-                               s_[at_] == '_' || s_[at_] == ':' || s_[at_] == '.'))
+    while (at_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[at_])) || s_[at_] == '-' || s_[at_] == '_' ||
+                               s_[at_] == ':' || s_[at_] == '.'))
       ++at_;
     if (b == at_) fail("a name expected");
     return std::string(s_.substr(b, at_ - b));
@@ -102,12 +107,18 @@ class xml_parser {
       const auto semi = t.find(';', i);
       if (semi == std::string_view::npos) throw std::runtime_error("bad entity");
       const std::string_view ent = t.substr(i + 1, semi - i - 1);
-      if (ent == "amp") out += '&';
-      else if (ent == "lt") out += '<';
-      else if (ent == "gt") out += '>';
-      else if (ent == "quot") out += '"';
-      else if (ent == "apos") out += '\'';
-      else throw std::runtime_error("unknown entity &" + std::string(ent) + ";");
+      if (ent == "amp")
+        out += '&';
+      else if (ent == "lt")
+        out += '<';
+      else if (ent == "gt")
+        out += '>';
+      else if (ent == "quot")
+        out += '"';
+      else if (ent == "apos")
+        out += '\'';
+      else
+        throw std::runtime_error("unknown entity &" + std::string(ent) + ";");
       i = semi;
     }
     return out;
@@ -214,8 +225,9 @@ TEST_CASE("the XML parser reads what the drawing tests rely on and rejects broke
   CHECK_THROWS(parse_xml("<svg>&nbsp;</svg>"));
 }
 
-TEST_CASE("every one-ported algorithm: an arrow per verifier message, between the schedule's peers, "
-          "and a data-flow grid that ends complete") {
+TEST_CASE(
+    "every one-ported algorithm: an arrow per verifier message, between the schedule's peers, "
+    "and a data-flow grid that ends complete") {
   int drawn = 0;
   for (const algorithm* a : registry::all()) {
     if (!a->one_ported) continue;
@@ -244,7 +256,8 @@ TEST_CASE("every one-ported algorithm: an arrow per verifier message, between th
         REQUIRE(static_cast<std::size_t>(i) < rounds.size());
         CHECK(rounds[static_cast<std::size_t>(i)].send_to == to);
         CHECK(schedules[static_cast<std::size_t>(to)].rounds()[static_cast<std::size_t>(i)].recv_from == from);
-        CHECK(std::stoull(m->attr("data-elements")) == schedules[static_cast<std::size_t>(from)].send_count(rounds[static_cast<std::size_t>(i)]));
+        CHECK(std::stoull(m->attr("data-elements")) ==
+              schedules[static_cast<std::size_t>(from)].send_count(rounds[static_cast<std::size_t>(i)]));
         CHECK(seen.emplace(i, from, to).second);
       }
 
@@ -271,6 +284,37 @@ TEST_CASE("every one-ported algorithm: an arrow per verifier message, between th
     }
   }
   CHECK(drawn > 100);
+}
+
+TEST_CASE("trace_data_flow: labels follow copies, messages and reductions; a contribution twice is unknown") {
+  // Two ranks, two elements: rank 1 copies its input to out, then reduces rank 0's input into
+  // it in round 0, and (double) again in round 1.
+  schedule_set s{schedule(0, 2, 2, 2), schedule(1, 2, 2, 2)};
+  const region in{in_buffer, 0, 2}, out{out_buffer, 0, 2};
+  s[1].copy(in, out);
+  for (int round = 0; round < 2; ++round) {
+    s[0].next_round();
+    s[0].send(1, in);
+    s[1].next_round();
+    s[1].recv(0, out, combine::reduce_in_left);
+  }
+  std::vector<held_buffers> steps;
+  trace_data_flow(s, no_rank, [&](std::size_t step, const held_buffers& state) {
+    CHECK(step == steps.size());
+    steps.push_back(state);
+  });
+  REQUIRE(steps.size() == 3);
+  for (std::uint32_t e = 0; e < 2; ++e) {
+    CHECK(steps[0][0][in_buffer][e] == held_data{0b01, e});  // rank 0's input
+    CHECK(!steps[0][0][out_buffer][e].known());              // never written
+    CHECK(steps[0][1][out_buffer][e] == held_data{0b10, e});  // the prologue's copy
+    CHECK(steps[1][1][out_buffer][e] == held_data{0b11, e});  // both contributions
+    CHECK(!steps[2][1][out_buffer][e].known());               // rank 0's counted twice
+  }
+  // A broadcast's root starts with its data in its out buffer.
+  const held_buffers bcast = trace_data_flow(schedule_set{schedule(0, 1, 0, 3)}, 0);
+  CHECK(bcast[0][out_buffer][2] == held_data{0b1, 2});
+  CHECK_THROWS_AS(trace_data_flow(schedule_set(65)), usage_error);
 }
 
 TEST_CASE("before round 0 a broadcast's data is at the root only, an allgather's block at its owner only") {

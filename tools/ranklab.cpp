@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   ranklab::tools::add_bench_command(app);
   ranklab::tools::add_schedule_command(app);
   ranklab::tools::add_verify_command(app);
+  ranklab::tools::add_draw_command(app);
   ranklab::tools::check_integer_texts(app);
   try {
     app.parse(argc, argv);

@@ -104,6 +104,13 @@ class team {
   std::vector<binding_info> bindings() const;  // as applied
   std::vector<trace_event> trace() const;      // all ranks, ordered by rank then time
   void write_trace_json_lines(std::ostream& out) const;
+  // The same events in the Chrome trace-event format (chrome://tracing, Perfetto): one track
+  // per rank (pid 0, tid = rank), a slice ("X") per round with the call, collective, round,
+  // peers and bytes in its args, and a flow arrow ("s" at the sender, "f" at the receiver,
+  // matching ids) per message. trace_event does not record the algorithm: algorithm_of,
+  // when given, names it for an event (e.g. from comm::last_algorithm of the traced call).
+  void write_trace_chrome(std::ostream& out,
+                          const std::function<std::string(const trace_event&)>& algorithm_of = {}) const;
 
   detail::team_state& state() { return *state_; }
 

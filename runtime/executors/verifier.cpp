@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ranklab/executor.hpp"
+#include "verifier.hpp"
 
 namespace ranklab {
 
@@ -153,6 +154,113 @@ verify_report verify(const schedule_set& schedules, bool count_receives) {
     }
   }
   return report;
+}
+
+// ---- data flow ------------------------------------------------------------------------
+
+namespace {
+
+// dst (+) data: the union of two disjoint sets of contributions to the same element;
+// anything else (garbage, different elements, a contribution twice) is unknown.
+held_data combined(const held_data& data, const held_data& dst) {
+  if (!data.known() || !dst.known() || data.index != dst.index || (data.ranks & dst.ranks) != 0)
+    return {data.ranks | dst.ranks, held_data::unknown};
+  return {data.ranks | dst.ranks, data.index};
+}
+
+void land(held_data& dst, const held_data& data, combine how) {
+  dst = how == combine::copy ? data : combined(data, dst);
+}
+
+struct label_machine {
+  held_buffers state;
+
+  // Unknown ranks and buffers read as, and write to, nothing.
+  std::vector<held_data>* buffer(int rank, buffer_id b) {
+    if (rank < 0 || static_cast<std::size_t>(rank) >= state.size()) return nullptr;
+    auto& bufs = state[static_cast<std::size_t>(rank)];
+    return b < bufs.size() ? &bufs[b] : nullptr;
+  }
+
+  // Bounds were checked by verify(); a bad region here is clipped, not trusted.
+  std::vector<held_data> read(int rank, const region& r) {
+    const auto* found = buffer(rank, r.buffer);
+    if (found == nullptr) return {};
+    const auto& buf = *found;
+    const std::uint64_t begin = std::min<std::uint64_t>(r.offset, buf.size());
+    const std::uint64_t end = std::min<std::uint64_t>(r.offset + r.count, buf.size());
+    return {buf.begin() + static_cast<std::ptrdiff_t>(begin), buf.begin() + static_cast<std::ptrdiff_t>(end)};
+  }
+  void write(int rank, const region& r, std::span<const held_data> data, combine how) {
+    auto* found = buffer(rank, r.buffer);
+    if (found == nullptr) return;
+    auto& buf = *found;
+    for (std::uint64_t i = 0; i < r.count && i < data.size() && r.offset + i < buf.size(); ++i)
+      land(buf[r.offset + i], data[i], how);
+  }
+  void steps(int rank, std::span<const local_step> list) {
+    for (const local_step& st : list) {
+      const auto data = read(st.src_rank == no_rank ? rank : st.src_rank, st.src);
+      write(st.dst_rank == no_rank ? rank : st.dst_rank, st.dst, data, st.how);
+    }
+  }
+};
+
+}  // namespace
+
+held_buffers trace_data_flow(const schedule_set& schedules, int preloaded_out, const data_flow_observer& observe) {
+  const int p = static_cast<int>(schedules.size());
+  if (p > max_data_flow_ranks)
+    throw usage_error(no_rank, "data flow",
+                      fmt::format("p = {}: the labels describe at most {} ranks", p, max_data_flow_ranks));
+  label_machine m{held_buffers(static_cast<std::size_t>(p))};
+  std::size_t rounds = 0;
+  for (int r = 0; r < p; ++r) {
+    const schedule& s = schedules[r];
+    auto& bufs = m.state[static_cast<std::size_t>(r)];
+    bufs.resize(first_scratch + s.scratch_counts().size());
+    for (buffer_id b = 0; b < bufs.size(); ++b) bufs[b].assign(s.buffer_count(b), held_data{});
+    auto inputs = [r](std::vector<held_data>& buf) {
+      for (std::size_t e = 0; e < buf.size(); ++e) buf[e] = {std::uint64_t{1} << r, static_cast<std::uint32_t>(e)};
+    };
+    inputs(bufs[in_buffer]);
+    if (r == preloaded_out) inputs(bufs[out_buffer]);
+    rounds = std::max(rounds, s.rounds().size());
+  }
+  for (int r = 0; r < p; ++r) m.steps(r, schedules[r].prologue());
+  if (observe) observe(0, m.state);
+  auto at = [&](int r, std::size_t i) -> const round* {
+    const auto rs = schedules[r].rounds();
+    return i < rs.size() ? &rs[i] : nullptr;
+  };
+  std::vector<std::vector<held_data>> staged(static_cast<std::size_t>(p));
+  for (std::size_t i = 0; i < rounds; ++i) {
+    for (int r = 0; r < p; ++r)
+      if (const round* rd = at(r, i)) m.steps(r, schedules[r].pre_steps(*rd));
+    for (int r = 0; r < p; ++r) {
+      staged[r].clear();
+      const round* rd = at(r, i);
+      if (rd == nullptr || rd->send_to == no_rank) continue;
+      for (const region& reg : schedules[r].send_regions(*rd)) {
+        const auto data = m.read(r, reg);
+        staged[r].insert(staged[r].end(), data.begin(), data.end());
+      }
+    }
+    for (int r = 0; r < p; ++r) {
+      const round* rd = at(r, i);
+      if (rd == nullptr || rd->recv_from == no_rank || rd->recv_from < 0 || rd->recv_from >= p) continue;
+      std::span<const held_data> data = staged[rd->recv_from];
+      for (const region& reg : schedules[r].recv_regions(*rd)) {
+        const std::size_t n = std::min<std::size_t>(reg.count, data.size());
+        m.write(r, reg, data.first(n), rd->recv_how);
+        data = data.subspan(n);
+      }
+    }
+    for (int r = 0; r < p; ++r)
+      if (const round* rd = at(r, i)) m.steps(r, schedules[r].post_steps(*rd));
+    if (observe) observe(i + 1, m.state);
+  }
+  return std::move(m.state);
 }
 
 }  // namespace ranklab

@@ -21,5 +21,7 @@ void add_bench_command(CLI::App& app);
 void add_schedule_command(CLI::App& app);
 // `ranklab verify --p A..B [--coll C --algo A]`: exhaustive schedule checks (verify.cpp)
 void add_verify_command(CLI::App& app);
+// `ranklab draw --coll C --algo A -p P --out FILE.svg|.html`: pictures of schedules (draw.cpp)
+void add_draw_command(CLI::App& app);
 
 }  // namespace ranklab::tools

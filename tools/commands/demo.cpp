@@ -1,17 +1,23 @@
 // `ranklab demo`: a first look. Starts a team of pinned rank threads, runs a ring of
 // one-ported rounds, a broadcast and an allreduce checked against a sequential reference,
-// and shows how the broadcast moves data, round by round.
+// and shows how the broadcast moves data, round by round, and in a drawing (an HTML page,
+// `ranklab draw`) of a one-ported broadcast algorithm.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "cli/checks.hpp"
 #include "cli/option_parse.hpp"
 #include "commands/commands.hpp"
+#include "draw/output.hpp"
+#include "draw/path_option.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/ranklab.hpp"
 
@@ -23,16 +29,36 @@ struct demo_options {
   std::int64_t p = 4;
   bool verbose = false;
   std::int64_t count = 1 << 16;
+  std::string draw_file;  // empty: a file in the temporary directory
   output_options out;
 };
 
 // Per rank and element: the broadcast's int and the allreduce's two longs.
 constexpr std::uint64_t demo_bytes_per_element = sizeof(int) + 2 * sizeof(long);
 
-void show_rounds(const coll_args& args) {
-  const algorithm& a = select_algorithm(args, sizeof(int), "auto");
+// The broadcast to show: the one that ran, or, when that was a shared-memory algorithm
+// outside the one-ported model (`direct`: no messages to show), the one-ported algorithm the
+// cost model predicts fastest for the call.
+const algorithm& shown_bcast(const coll_args& args, std::string_view ran) {
+  if (const algorithm* a = registry::find(collective::bcast, ran); a != nullptr && a->one_ported) return *a;
+  const algorithm* best = nullptr;
+  double best_time = 0;
+  for (const algorithm* a : registry::for_collective(collective::bcast)) {
+    if (!a->one_ported || !meets_preconditions(*a, args)) continue;
+    const double t = a->cost ? a->cost(args, sizeof(int), cost_model{}) : std::numeric_limits<double>::max();
+    if (best == nullptr || t < best_time) best = a, best_time = t;
+  }
+  return *best;
+}
+
+void show_rounds(const coll_args& args, const algorithm& a, std::string_view ran) {
   const schedule_set plans = build_all(a, args);
   const verify_report rep = verify(plans);
+  if (a.name != ran)
+    fmt::print(
+        "\nThe broadcast ran '{}', which copies through shared memory (no messages); the one-ported '{}' "
+        "instead:",
+        ran, a.name);
   fmt::print("\nHow {} moves data (algorithm '{}', {} rounds, {} messages):\n", describe(args), a.name, rep.rounds,
              rep.messages);
   for (std::size_t i = 0; i < rep.rounds; ++i) {
@@ -42,6 +68,21 @@ void show_rounds(const coll_args& args) {
         line += fmt::format(" {}->{}", s.rank(), s.rounds()[i].send_to);
     fmt::print("  round {:2}:{}\n", i, line.empty() ? " (idle)" : line);
   }
+}
+
+// A drawing of the broadcast (draw/figure.hpp): the same call, so the same blocks and rounds.
+void draw_bcast(const coll_args& args, const algorithm& a, const std::string& file) {
+  const std::string path =
+      file.empty()
+          ? (std::filesystem::temp_directory_path() / fmt::format("ranklab_demo_bcast_p{}.html", args.p)).string()
+          : file;
+  try {
+    draw::write_figure(draw::make_figure(a, args), path);
+  } catch (const std::runtime_error& e) {
+    fmt::print("\n(no drawing: {})\n", e.what());
+    return;
+  }
+  fmt::print("\nA drawing of it: {}\n  (open it in a browser; the arrow keys step through the rounds)\n", path);
 }
 
 int demo(const demo_options& o) {
@@ -57,7 +98,7 @@ int demo(const demo_options& o) {
   constexpr int ring_rounds = 1000;
   std::vector<double> ring_us(o.p), bcast_us(o.p), allreduce_us(o.p);
   std::atomic<bool> ok{true};
-  std::string bcast_algo, allreduce_algo;
+  std::string bcast_algo, bcast_name, allreduce_algo;
   run(t, [&](comm& c) {
     const int r = c.rank(), p = c.size();
     // A ring: every round, send to the right neighbour and receive from the left one.
@@ -78,8 +119,10 @@ int demo(const demo_options& o) {
     bcast_us[r] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
     for (std::size_t i = 0; i < data.size(); ++i)
       if (data[i] != static_cast<int>(i) + 7) ok = false;
-    if (r == 0)
-      bcast_algo = std::string(c.last_algorithm()->name) + " (" + std::string(c.last_selection_reason()) + ")";
+    if (r == 0) {
+      bcast_name = std::string(c.last_algorithm()->name);
+      bcast_algo = bcast_name + " (" + std::string(c.last_selection_reason()) + ")";
+    }
     // Allreduce of every rank's vector: element i sums to p*i + p(p-1)/2.
     std::vector<long> in(o.count), out(o.count);
     for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<long>(i) + r;
@@ -124,7 +167,9 @@ int demo(const demo_options& o) {
   bc.p = static_cast<int>(o.p);
   bc.root = bc.p - 1;
   bc.count = static_cast<std::uint64_t>(o.count);
-  show_rounds(bc);
+  const algorithm& shown = shown_bcast(bc, bcast_name);
+  show_rounds(bc, shown, bcast_name);
+  draw_bcast(bc, shown, o.draw_file);
   fmt::print("\nNext: `ranklab list`, `ranklab run --coll allreduce -p 7 --count 1000 --explain`\n");
   return ok ? 0 : 1;
 }
@@ -140,6 +185,11 @@ void add_demo_command(CLI::App& app) {
          fmt::format("Elements per collective, >= 0 (all ranks' buffers within {})", size_label(max_buffer_bytes)))
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", o.verbose, "Show where every rank thread runs");
+  cmd->add_option("--draw", o.draw_file,
+                  "Where to write the drawing of the broadcast, FILE.html or FILE.svg (default: "
+                  "ranklab_demo_bcast_p<P>.html in the temporary directory)")
+      ->check(writable_path())
+      ->check(draw::drawing_path());
   add_output_options(cmd, o.out, "{p, count, machine, ring_us_per_round, bcast_us, allreduce_us, algorithms, correct}");
   cmd->get_option("--quiet")->description("Only the results: no round-by-round picture, no hints");
   cmd->callback([] {

@@ -115,7 +115,8 @@ void add_draw_command(CLI::App& app) {
       ->check(draw::drawing_path());
   add_output_options(cmd, o.report, "{file, coll, algo, p, rounds, messages, elements, data_flow}");
   cmd->callback([] {
-    if (o.circulant && !o.algorithm.coll.empty()) usage_failure("--circulant: draws the circulant graph; leave out --coll");
+    if (o.circulant && !o.algorithm.coll.empty())
+      usage_failure("--circulant: draws the circulant graph; leave out --coll");
     if (!o.circulant && o.algorithm.coll.empty()) usage_failure("--coll: required (or --circulant)");
     if (o.circulant)
       draw_circulant(o);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <bit>
+#include <fstream>
 
 #include "cli/checks.hpp"
 #include "cli/option_parse.hpp"
@@ -12,8 +13,10 @@
 #include "ranklab/call.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/collective.hpp"
+#include "ranklab/comm.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
+#include "ranklab/team.hpp"
 
 namespace ranklab::tools {
 
@@ -35,6 +38,7 @@ struct run_options {
   std::int64_t iters = 1;
   std::int64_t blocks = 0, radix = 0, removed_steps = -1, segment = 0;
   bool explain = false;
+  std::string trace_file;  // --trace: a Chrome trace of one more call
   output_options out;
 };
 
@@ -163,10 +167,30 @@ call checked_call(const run_options& o) {
   return c;
 }
 
+// One more call on a team that records every round, written in the Chrome trace-event
+// format; the timed calls run untraced, since recording costs time.
+void write_trace(call c, const algorithm& a, const std::string& path) {
+  c.choice.name = a.name;  // the registry's name: static storage
+  team_options options = team_options::from_environment();
+  options.trace = true;
+  team t(c.args.p, options);
+  test_data d = make_test_data(c, 1);
+  const auto buffers = d.buffers();
+  run(t, [&](comm& cm) { cm.run_collective(c, buffers[cm.rank()].in, buffers[cm.rank()].out); });
+  std::ofstream out(path);
+  t.write_trace_chrome(out,
+                       [&a](const trace_event& e) { return e.coll == "p2p" ? std::string() : std::string(a.name); });
+  out.close();
+  if (!out) throw CLI::RuntimeError(fmt::format("ranklab run: could not write {}", path), 1);
+}
+
 int run_command(const run_options& o) {
   const call c = checked_call(o);
+  if (!o.trace_file.empty() && o.executor != "threads")
+    usage_failure("--trace: records the thread executor's rounds; leave out --executor " + o.executor);
   const check_result r = run_check(c, o.executor == "threads" ? executor_kind::threads : executor_kind::sequential,
                                    static_cast<int>(o.iters));
+  if (!o.trace_file.empty()) write_trace(c, *r.algo, o.trace_file);
   const double time_us = r.seconds_per_op * 1e6;
   const std::uint64_t bytes = r.report.elements * c.type.size;
   if (o.out.json) {
@@ -233,6 +257,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   add_output_options(cmd, o.out, "{coll, algo, p, count, root, rounds, messages, bytes, verified, time_us}");
   cmd->add_flag("--explain", o.explain, "Say why the algorithm was chosen");
+  cmd->add_option("--trace", o.trace_file,
+                  "Also run one traced call and write its rounds and messages to FILE.json in the Chrome "
+                  "trace-event format (chrome://tracing, Perfetto)")
+      ->check(writable_path());
   cmd->callback([] {
     const int rc = run_command(o);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -19,11 +19,13 @@ view caption_view(const figure& fig) {
   if (r.fences) counts += fmt::format(", {} fence rounds", fig.fences.size());
   w.leaf("text", {{"x", "0"}, {"y", "34"}, {"class", "caption"}}, counts);
   std::string note;
-  if (!fig.one_ported) note = "shared-memory direct algorithm: fences and reads of other ranks' buffers, outside the one-ported model. ";
+  if (!fig.one_ported)
+    note = "shared-memory direct algorithm: fences and reads of other ranks' buffers, outside the one-ported model. ";
   if (!r.ok) note += "The verifier rejects these schedules: " + r.problems.front() + ". ";
   if (!fig.flow_note.empty()) note += fig.flow_note + ".";
   if (!note.empty()) w.leaf("text", {{"x", "0"}, {"y", "50"}, {"class", "caption"}}, note);
-  return {w.str(), 60 + 7.0 * static_cast<double>(std::max(counts.size(), fig.title.size())), note.empty() ? 42.0 : 58.0};
+  return {w.str(), 60 + 7.0 * static_cast<double>(std::max(counts.size(), fig.title.size())),
+          note.empty() ? 42.0 : 58.0};
 }
 
 view legend_view() {
@@ -35,8 +37,8 @@ view legend_view() {
     x += 6.5 * static_cast<double>(t.size()) + 24;
   };
   auto arrow = [&](const char* head, double head_room) {
-    w.leaf("line", {{"x1", num(x)}, {"y1", "10"}, {"x2", num(x + 30)}, {"y2", "10"}, {"stroke", "#555"},
-                    {"marker-end", head}});
+    w.leaf("line",
+           {{"x1", num(x)}, {"y1", "10"}, {"x2", num(x + 30)}, {"y2", "10"}, {"stroke", "#555"}, {"marker-end", head}});
     x += 36 + head_room;
   };
   arrow("url(#head)", 0);

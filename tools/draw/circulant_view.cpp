@@ -49,8 +49,8 @@ constexpr double node_radius = 11;
 void chord(svg_writer& w, const circle& c, int a, int b, int p, std::initializer_list<attr> extra = {}) {
   const double x0 = c.x(a, p), y0 = c.y(a, p), x1 = c.x(b, p), y1 = c.y(b, p);
   const double len = std::hypot(x1 - x0, y1 - y0), ux = (x1 - x0) / len, uy = (y1 - y0) / len;
-  w.raw(fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"", num(x0 + ux * node_radius), num(y0 + uy * node_radius),
-                    num(x1 - ux * (node_radius + 1)), num(y1 - uy * (node_radius + 1))));
+  w.raw(fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\"", num(x0 + ux * node_radius),
+                    num(y0 + uy * node_radius), num(x1 - ux * (node_radius + 1)), num(y1 - uy * (node_radius + 1))));
   for (const attr& e : extra) w.raw(fmt::format(" {}=\"{}\"", e.name, xml_escape(e.value)));
   w.raw("/>\n");
 }
@@ -66,13 +66,16 @@ view graph(const table& t, int k) {
                : fmt::format("round {} of a phase: skip {}", k, t.skips[static_cast<std::size_t>(k)]));
   for (int s = 0; s < t.q; ++s)
     for (int r = 0; r < p; ++r)
-      if (p > 1) chord(w, c, r, static_cast<int>((r + t.skips[static_cast<std::size_t>(s)]) % p), p, {{"class", "graph-edge"}});
+      if (p > 1)
+        chord(w, c, r, static_cast<int>((r + t.skips[static_cast<std::size_t>(s)]) % p), p, {{"class", "graph-edge"}});
   if (k >= 0) {
     const std::int64_t skip = t.skips[static_cast<std::size_t>(k)];
     for (int r = 0; r < p && p > 1; ++r) {
       const int to = static_cast<int>((r + skip) % p);
       const int block = t.send[static_cast<std::size_t>(r)][static_cast<std::size_t>(k)];
-      w.open("g", {{"class", "skip-edge"}, {"data-from", std::to_string(r)}, {"data-to", std::to_string(to)},
+      w.open("g", {{"class", "skip-edge"},
+                   {"data-from", std::to_string(r)},
+                   {"data-to", std::to_string(to)},
                    {"data-skip", std::to_string(skip)}});
       chord(w, c, r, to, p, {{"stroke", rank_colour(k)}, {"marker-end", "url(#head)"}});
       w.leaf("title", {}, fmt::format("round {}: rank {} sends block {} to rank {}", k, r, block, to));
@@ -98,8 +101,12 @@ view schedule_table(const table& t, bool stepping) {
   if (stepping)
     for (int k = 0; k < t.q; ++k)
       for (const int row : {2 + k, 2 + t.q + k})
-        w.leaf("rect", {{"class", "row-now"}, {"data-step", std::to_string(k + 1)}, {"x", "0"},
-                        {"y", num(row * line + 4)}, {"width", num(width)}, {"height", num(line)}});
+        w.leaf("rect", {{"class", "row-now"},
+                        {"data-step", std::to_string(k + 1)},
+                        {"x", "0"},
+                        {"y", num(row * line + 4)},
+                        {"width", num(width)},
+                        {"height", num(line)}});
   // A round's rows are named in the colour of its edges in the graph.
   auto row = [&](int i, const std::string& name, auto value, int k = -1) {
     const double y = (i + 1) * line + 1;
@@ -112,9 +119,12 @@ view schedule_table(const table& t, bool stepping) {
   };
   row(0, "r:", [](int r) { return r; });
   row(1, "b:", [&](int r) { return t.baseblock[static_cast<std::size_t>(r)]; });
-  for (int k = 0; k < t.q; ++k) row(2 + k, fmt::format("recv[{}]:", k), [&](int r) { return at(t.recv, r, k); }, k);
   for (int k = 0; k < t.q; ++k)
-    row(2 + t.q + k, fmt::format("send[{}]:", k), [&](int r) { return at(t.send, r, k); }, k);
+    row(
+        2 + k, fmt::format("recv[{}]:", k), [&](int r) { return at(t.recv, r, k); }, k);
+  for (int k = 0; k < t.q; ++k)
+    row(
+        2 + t.q + k, fmt::format("send[{}]:", k), [&](int r) { return at(t.send, r, k); }, k);
   w.close("g");
   return {w.str(), width + 8, (2 + 2 * t.q + 1) * line + 8};
 }
@@ -131,14 +141,16 @@ std::string circulant_svg(int p, bool stepping) {
   svg_writer title;
   title.leaf("text", {{"x", "0"}, {"y", "16"}, {"class", "title"}},
              fmt::format("Circulant graph of p = {} (Träff): in round k every rank r sends to (r + skip[k]) mod p", p));
-  title.leaf("text", {{"x", "0"}, {"y", "34"}, {"class", "caption"}},
-             "recv[k]/send[k]: the block rank r receives/sends in round k of a phase (negative: none yet); b: baseblock");
+  title.leaf(
+      "text", {{"x", "0"}, {"y", "34"}, {"class", "caption"}},
+      "recv[k]/send[k]: the block rank r receives/sends in round k of a phase (negative: none yet); b: baseblock");
   std::string body = placed({title.str(), 0, 0}, margin, margin);
   const double top = margin + 48;
   double width = 2 * margin + 9.5 * 84, height = top;  // the title's ~84 characters of 15-pixel text
   const view tab = schedule_table(t, stepping);
   std::vector<std::string> names{"the circulant graph"};
-  for (int k = 0; k < t.q; ++k) names.push_back(fmt::format("round {}: skip {}", k, t.skips[static_cast<std::size_t>(k)]));
+  for (int k = 0; k < t.q; ++k)
+    names.push_back(fmt::format("round {}: skip {}", k, t.skips[static_cast<std::size_t>(k)]));
   if (stepping) {
     // One panel per step, all at the same place; the script shows one.
     view largest;

@@ -34,10 +34,10 @@ struct step_mark {
 // A cell of the data-flow grid: elements [begin, end) of a rank's out buffer.
 struct cell_state {
   std::uint64_t begin = 0, end = 0;
-  bool complete = false;      // the out buffer holds exactly the final result there
-  double fill = 0;            // share of the final result the rank holds anywhere (0..1)
-  std::uint64_t holds = 0;    // contributions present in the out buffer's cell (bit per rank)
-  std::uint64_t wanted = 0;   // contributions of the final result (bit per rank)
+  bool complete = false;     // the out buffer holds exactly the final result there
+  double fill = 0;           // share of the final result the rank holds anywhere (0..1)
+  std::uint64_t holds = 0;   // contributions present in the out buffer's cell (bit per rank)
+  std::uint64_t wanted = 0;  // contributions of the final result (bit per rank)
 };
 
 // step 0: after the prologue; step i + 1: after round i. grid[step][rank] = that rank's cells.

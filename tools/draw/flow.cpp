@@ -10,9 +10,11 @@ namespace ranklab::tools::draw {
 
 namespace {
 
-// Beyond this many labelled elements over all ranks and buffers the grid is left out: a
-// drawing is for small counts, and the labels cost memory per element and step.
-constexpr std::uint64_t max_flow_elements = std::uint64_t{1} << 22;
+// The grid is left out beyond these: the labels are looked at every step (elements times
+// steps), and every cell of every step is an element of the drawing (a page of more than
+// ~40k cells is over ten megabytes that a browser renders slowly, and no one reads).
+constexpr std::uint64_t max_flow_work = std::uint64_t{1} << 24;
+constexpr std::uint64_t max_flow_cells = 40'000;
 
 std::uint64_t all_ranks(int p) { return p >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << p) - 1; }
 std::uint64_t rank_bit(int r) { return std::uint64_t{1} << r; }
@@ -195,9 +197,16 @@ void compute_flow(figure& fig, const schedule_set& schedules, const cells& c) {
   std::uint64_t elements = 0;
   for (const schedule& s : schedules)
     for (buffer_id b = 0; b < first_scratch + s.scratch_counts().size(); ++b) elements += s.buffer_count(b);
-  if (elements > max_flow_elements) {
-    fig.flow_note = fmt::format("no data-flow view: {} elements over all buffers (at most {}); try a smaller --count",
-                                elements, max_flow_elements);
+  const std::uint64_t steps = fig.rounds + 1;
+  std::uint64_t cells_per_step = 0;
+  for (const schedule& s : schedules) {
+    const auto end = std::lower_bound(c.bounds.begin(), c.bounds.end(), s.out_count());
+    cells_per_step += static_cast<std::uint64_t>(end - c.bounds.begin());
+  }
+  if (elements * steps > max_flow_work || cells_per_step * steps > max_flow_cells) {
+    fig.flow_note = fmt::format(
+        "no data-flow view: {} elements and {} cells over {} steps are too many to draw; try a smaller --count or -p",
+        elements, cells_per_step, steps);
     return;
   }
   const int preloaded = fig.args.coll == collective::bcast ? fig.args.root : no_rank;

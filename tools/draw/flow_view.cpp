@@ -25,7 +25,9 @@ std::string ranks_list(std::uint64_t mask) {
   return fmt::format("{}", fmt::join(ranks, " "));
 }
 
-std::string step_name(std::size_t step) { return step == 0 ? "before round 0" : fmt::format("after round {}", step - 1); }
+std::string step_name(std::size_t step) {
+  return step == 0 ? "before round 0" : fmt::format("after round {}", step - 1);
+}
 
 // Each cell's width: the out buffer's cells in a row of at most ~360 pixels.
 double cell_width(const figure& fig) {
@@ -97,7 +99,9 @@ view flow_view(const figure& fig, bool stacked, double max_width) {
       x = 0;
       y = height + step_gap;
     }
-    w.open("g", {{"class", "flow-step"}, {"data-step", std::to_string(s)}, {"transform", fmt::format("translate({},{})", num(x), num(y))}});
+    w.open("g", {{"class", "flow-step"},
+                 {"data-step", std::to_string(s)},
+                 {"transform", fmt::format("translate({},{})", num(x), num(y))}});
     w.raw(v.markup);
     w.close("g");
     width = std::max(width, x + v.width);

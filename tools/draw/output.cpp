@@ -43,7 +43,8 @@ void write_figure(const figure& fig, const std::string& path) {
 }
 
 void write_circulant(int p, const std::string& path) {
-  write_drawing(path, fmt::format("Circulant graph, p = {}", p), [&](bool stepping) { return circulant_svg(p, stepping); });
+  write_drawing(path, fmt::format("Circulant graph, p = {}", p),
+                [&](bool stepping) { return circulant_svg(p, stepping); });
 }
 
 }  // namespace ranklab::tools::draw

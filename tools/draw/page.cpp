@@ -100,8 +100,10 @@ std::string svg_document(const std::string& body, double width, double height,
   std::string names;
   for (std::size_t i = 0; i < step_names.size(); ++i) names += (i ? "|" : "") + step_names[i];
   return fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ranklab\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "data-step-names=\"{2}\">\n<style>{3}</style>\n{4}<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n{5}</svg>\n",
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ranklab\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} "
+      "{1}\" "
+      "data-step-names=\"{2}\">\n<style>{3}</style>\n{4}<rect width=\"100%\" height=\"100%\" "
+      "fill=\"#fff\"/>\n{5}</svg>\n",
       num(width), num(height), xml_escape(names), styles, markers, body);
 }
 
@@ -137,9 +139,11 @@ std::string html_page(const std::string& title, const std::string& svg) {
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
       "<style>body{{font-family:DejaVu Sans,Arial,sans-serif;margin:12px}} #controls{{margin:0 0 8px 16px}} "
-      "button{{font-size:14px}} #where{{display:inline-block;min-width:16em;text-align:center}}</style>\n</head>\n<body>\n"
+      "button{{font-size:14px}} "
+      "#where{{display:inline-block;min-width:16em;text-align:center}}</style>\n</head>\n<body>\n"
       "<div id=\"controls\"><button id=\"prev\" type=\"button\">&#9664; previous</button> <span id=\"where\"></span> "
-      "<button id=\"next\" type=\"button\">next &#9654;</button> (arrow keys step too)</div>\n{1}<script>\n{2}</script>\n"
+      "<button id=\"next\" type=\"button\">next &#9654;</button> (arrow keys step "
+      "too)</div>\n{1}<script>\n{2}</script>\n"
       "</body>\n</html>\n",
       xml_escape(title), svg, script);
 }

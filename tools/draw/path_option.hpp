@@ -10,7 +10,9 @@ namespace ranklab::tools::draw {
 
 inline CLI::Validator drawing_path() {
   return CLI::Validator(
-      [](const std::string& path) { return format_of(path) ? std::string() : std::string("must end in .svg or .html"); },
+      [](const std::string& path) {
+        return format_of(path) ? std::string() : std::string("must end in .svg or .html");
+      },
       "FILE.svg|FILE.html");
 }
 

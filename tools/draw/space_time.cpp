@@ -37,7 +37,8 @@ columns layout(const figure& fig) {
   std::size_t longest = 0;
   for (const message& m : fig.messages) longest = std::max(longest, m.label.size());
   // Room for the label along the arrow, within reason (long labels are cut, see below).
-  c.width = std::clamp(6.0 * static_cast<double>(std::min<std::size_t>(longest, 24)) + 2 * arrow_inset + 16, 90.0, 220.0);
+  c.width =
+      std::clamp(6.0 * static_cast<double>(std::min<std::size_t>(longest, 24)) + 2 * arrow_inset + 16, 90.0, 220.0);
   return c;
 }
 
@@ -45,19 +46,26 @@ std::string shortened(const std::string& label) { return label.size() <= 24 ? la
 
 void draw_grid(svg_writer& w, const figure& fig, const columns& c, double right) {
   const double bottom = rows_top + fig.args.p * row_height;
-  if (c.prologue) w.leaf("text", {{"x", num(c.x(-1) + prologue_width / 2)}, {"y", num(rows_top - 8)}, {"class", "head"}}, "init");
+  if (c.prologue)
+    w.leaf("text", {{"x", num(c.x(-1) + prologue_width / 2)}, {"y", num(rows_top - 8)}, {"class", "head"}}, "init");
   for (std::size_t i = 0; i < fig.rounds; ++i) {
     const double x = c.x(static_cast<int>(i));
     if (i % 2 == 0)
-      w.leaf("rect", {{"x", num(x)}, {"y", num(rows_top)}, {"width", num(c.width)},
-                      {"height", num(bottom - rows_top)}, {"class", "band"}});
-    w.leaf("text", {{"x", num(x + c.width / 2)}, {"y", num(rows_top - 8)}, {"class", "head"}, {"data-round", std::to_string(i)}},
-           fmt::format("round {}", i));
+      w.leaf("rect", {{"x", num(x)},
+                      {"y", num(rows_top)},
+                      {"width", num(c.width)},
+                      {"height", num(bottom - rows_top)},
+                      {"class", "band"}});
+    w.leaf(
+        "text",
+        {{"x", num(x + c.width / 2)}, {"y", num(rows_top - 8)}, {"class", "head"}, {"data-round", std::to_string(i)}},
+        fmt::format("round {}", i));
   }
   for (int r = 0; r < fig.args.p; ++r) {
     const double y = row_centre(r);
     w.leaf("text", {{"x", num(label_width - 8)}, {"y", num(y + 4)}, {"class", "rank"}}, fmt::format("rank {}", r));
-    w.leaf("line", {{"x1", num(label_width)}, {"y1", num(y)}, {"x2", num(right)}, {"y2", num(y)}, {"class", "timeline"}});
+    w.leaf("line",
+           {{"x1", num(label_width)}, {"y1", num(y)}, {"x2", num(right)}, {"y2", num(y)}, {"class", "timeline"}});
   }
   for (const std::size_t i : fig.fences) {
     const double x = c.x(static_cast<int>(i)) + c.width / 2;
@@ -79,11 +87,15 @@ void draw_messages(svg_writer& w, const figure& fig, const columns& c) {
                  {"data-to", std::to_string(m.to)},
                  {"data-elements", std::to_string(m.elements)},
                  {"data-reduce", m.reduces ? "1" : "0"}});
-    w.leaf("line", {{"x1", num(x0)}, {"y1", num(y0)}, {"x2", num(x1)}, {"y2", num(y1)}, {"stroke", colour},
+    w.leaf("line", {{"x1", num(x0)},
+                    {"y1", num(y0)},
+                    {"x2", num(x1)},
+                    {"y2", num(y1)},
+                    {"stroke", colour},
                     {"marker-end", m.reduces ? "url(#head-reduce)" : "url(#head)"}});
     // The label near the sender: the two arrows of an exchange cross in the middle, and
     // neighbours' labels are staggered so that parallel arrows' labels do not coincide.
-    const double at = m.from % 2 == 0 ? 0.22 : 0.42;
+    const double at = 0.2 + 0.2 * (m.from % 3);
     const double lx = x0 + at * (x1 - x0), ly = y0 + at * (y1 - y0) - 3;
     w.leaf("text", {{"x", num(lx)}, {"y", num(ly)}, {"class", "label"}, {"fill", colour}},
            (m.reduces ? "⊕ " : "") + shortened(m.label));
@@ -109,12 +121,14 @@ void draw_steps(svg_writer& w, const figure& fig, const columns& c) {
                  {"data-rank", std::to_string(rank)}});
     for (const step_mark* s : list)
       if (s->peer != no_rank)
-        w.leaf("line", {{"x1", num(x)}, {"y1", num(row_centre(s->peer))}, {"x2", num(x)}, {"y2", num(y)}, {"class", "remote"}});
+        w.leaf("line",
+               {{"x1", num(x)}, {"y1", num(row_centre(s->peer))}, {"x2", num(x)}, {"y2", num(y)}, {"class", "remote"}});
     if (reduces)
       w.leaf("circle", {{"cx", num(x)}, {"cy", num(y)}, {"r", "5"}});
     else
       w.leaf("rect", {{"x", num(x - 4)}, {"y", num(y - 4)}, {"width", "8"}, {"height", "8"}});
-    std::string text = round < 0 ? "before round 0:" : fmt::format("round {}, {} the messages:", round, after ? "after" : "before");
+    std::string text =
+        round < 0 ? "before round 0:" : fmt::format("round {}, {} the messages:", round, after ? "after" : "before");
     for (const step_mark* s : list) text += "\n" + s->text;
     w.leaf("title", {}, text);
     w.close("g");
@@ -138,9 +152,8 @@ view space_time_view(const figure& fig) {
 view summary_view(const figure& fig) {
   constexpr double chart_height = 160;
   const double bar = std::clamp(900.0 / std::max<std::size_t>(fig.rounds, 1), 4.0, 40.0);
-  const std::uint64_t most = fig.round_elements.empty()
-                                 ? 0
-                                 : *std::max_element(fig.round_elements.begin(), fig.round_elements.end());
+  const std::uint64_t most =
+      fig.round_elements.empty() ? 0 : *std::max_element(fig.round_elements.begin(), fig.round_elements.end());
   svg_writer w;
   w.open("g", {{"class", "summary"}});
   w.leaf("text", {{"x", num(label_width)}, {"y", num(rows_top - 8)}, {"class", "head-left"}},
@@ -158,8 +171,11 @@ view summary_view(const figure& fig) {
            fmt::format("round {}: {} messages, {} elements", i, fig.round_messages[i], fig.round_elements[i]));
     w.close("g");
   }
-  w.leaf("line", {{"x1", num(label_width)}, {"y1", num(base)}, {"x2", num(label_width + fig.rounds * bar)},
-                  {"y2", num(base)}, {"class", "timeline"}});
+  w.leaf("line", {{"x1", num(label_width)},
+                  {"y1", num(base)},
+                  {"x2", num(label_width + fig.rounds * bar)},
+                  {"y2", num(base)},
+                  {"class", "timeline"}});
   w.leaf("text", {{"x", num(label_width - 6)}, {"y", num(rows_top + 10)}, {"class", "rank"}}, std::to_string(most));
   w.leaf("text", {{"x", num(label_width)}, {"y", num(base + 16)}, {"class", "head-left"}},
          fmt::format("rounds 0..{}", fig.rounds ? fig.rounds - 1 : 0));
