@@ -14,6 +14,7 @@ packages=(
   libfmt-dev          # formatting
   libopenmpi-dev openmpi-bin  # Open MPI: MPI executor, interposer, peer benchmarks
   libmpich-dev mpich          # MPICH: MPI executor, interposer, peer benchmarks
+  chromium                    # headless browser: renders the drawings, loads them in a test
 )
 
 missing=()
