@@ -14,12 +14,11 @@
 //
 // For each collective and size, every variant (native first, then the algorithms in order)
 // is verified once (ranklab's result must equal the native one byte for byte; a difference
-// aborts the run with the rank, the byte and both values), then each is timed in turn with
-// the MPI peers' convention, by the peers' own code (peer_measure_ex in peer_common.h):
-// calibration doubling to >= 20 ms, batches of back-to-back calls with a barrier only between
-// them, a batch's figure the max over ranks of the per-call mean, the median over batches,
-// the per-size budget. Timing the variants of one size back to back keeps load changes on a
-// shared machine from favouring one side.
+// aborts the run with the rank, the byte and both values), then all are timed together with
+// the MPI peers' convention (bench/peers/peer_common.h), their batches interleaved
+// (interleaved.hpp): calibration doubling to >= 20 ms, batches of back-to-back calls with a
+// barrier only between them, a batch's figure the max over ranks of the per-call mean, the
+// median over batches, a budget per variant and size (--max-time).
 //
 // Output on rank 0, CSV: impl,coll,p,bytes,algo,selected,seconds,batches,iterations,checked,status
 //   algo      "native" or the ranklab algorithm asked for ("auto" or a name)
@@ -36,12 +35,8 @@
 #include <vector>
 
 #include "bench_case.hpp"
-// The peers' C helpers, as they are; the few this program has no use for (peer_alloc) would
-// warn as unused static functions.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "peer_common.h"
-#pragma GCC diagnostic pop
+#include "cli/option_parse.hpp"
+#include "interleaved.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
 
@@ -55,18 +50,6 @@ struct options {
   bool check = true;
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    std::size_t end = text.find(',', at);
-    if (end == std::string::npos) end = text.size();
-    if (end > at) out.push_back(text.substr(at, end - at));
-    at = end + 1;
-  }
-  return out;
-}
-
 std::string supported_names() {
   std::vector<std::string_view> names;
   for (collective c : supported_collectives()) names.push_back(name(c));
@@ -75,12 +58,13 @@ std::string supported_names() {
 
 std::vector<collective> parse_colls(const std::string& text) {
   std::vector<collective> out;
-  for (const std::string& item : split(text)) {
+  for (const std::string& item : tools::split_list(text)) {
     if (item == "all") return supported_collectives();
     const auto c = collective_from_name(item);
     const auto& ok = supported_collectives();
     if (!c || std::find(ok.begin(), ok.end(), *c) == ok.end())
-      peer_die(fmt::format("--coll {}: not a collective of this benchmark ({} or all)", item, supported_names()).c_str());
+      peer_die(
+          fmt::format("--coll {}: not a collective of this benchmark ({} or all)", item, supported_names()).c_str());
     if (std::find(out.begin(), out.end(), *c) == out.end()) out.push_back(*c);
   }
   if (out.empty()) peer_die("--coll: no collective given");
@@ -148,7 +132,7 @@ options parse_options(int argc, char** argv) {
     } else if (a == "--coll" && has_value) {
       colls = argv[++i];
     } else if (a == "--algo" && has_value) {
-      o.algos = split(argv[++i]);
+      o.algos = tools::split_list(argv[++i]);
       if (o.algos.empty()) peer_die("--algo: no algorithm given");
     } else if (a == "--no-check") {
       o.check = false;
@@ -173,14 +157,17 @@ struct variant {
   call ranklab_call;
   bench_case* bc = nullptr;
   mpi::comm* c = nullptr;
+  std::string selected;  // the algorithm that ran ("auto": ranklab's choice)
 };
 
 void time_variant(void* ctx, long iters) {
   auto* v = static_cast<variant*>(ctx);
-  if (v->algo == "native")
+  if (v->algo == "native") {
     v->bc->run_native(iters);
-  else
-    v->bc->run_ranklab(*v->c, v->ranklab_call, iters);
+    return;
+  }
+  v->bc->run_ranklab(*v->c, v->ranklab_call, iters);
+  v->selected = v->c->last_algorithm()->name;
 }
 
 void verify(const options& o, bench_case& bc, std::vector<variant>& vs, mpi::comm& c) {
@@ -202,8 +189,8 @@ void print_row(const options& o, const bench_case& bc, const std::string& algo, 
                double seconds, const peer_result& r, const char* status) {
   if (peer_rank() != 0) return;
   std::printf("%s,%s,%d,%llu,%s,%s,%.9g,%d,%ld,%s,%s\n", o.timing.impl, name(bc.coll()).data(), peer_size(),
-              static_cast<unsigned long long>(bc.reported_bytes()), algo.c_str(), selected.c_str(), seconds,
-              r.batches, r.iters, o.check ? "true" : "false", status);
+              static_cast<unsigned long long>(bc.reported_bytes()), algo.c_str(), selected.c_str(), seconds, r.batches,
+              r.iters, o.check ? "true" : "false", status);
   std::fflush(stdout);  // a run cut short by a timeout keeps the rows it measured
 }
 
@@ -219,12 +206,13 @@ void run_size(const options& o, collective coll, std::uint64_t bytes, mpi::comm&
     vs.push_back({a, cl, &bc, &c});
   }
   if (o.check) verify(o, bc, vs, c);
-  for (variant& v : vs) {
-    peer_result r{};
-    const double seconds = peer_measure_ex(&o.timing, time_variant, &v, MPI_COMM_WORLD, &r);
-    std::string selected = v.algo;
-    if (v.algo == "auto") selected = std::string(c.last_algorithm()->name);
-    print_row(o, bc, v.algo, selected, seconds, r, r.cut ? "cut" : "ok");
+  std::vector<timed_variant> timed;
+  for (variant& v : vs) timed.push_back({time_variant, &v});
+  measure_interleaved(o.timing, timed, MPI_COMM_WORLD);
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const variant& v = vs[i];
+    print_row(o, bc, v.algo, v.algo == "native" ? v.algo : v.selected, timed[i].seconds, timed[i].result,
+              timed[i].result.cut ? "cut" : "ok");
   }
 }
 

@@ -82,9 +82,9 @@ std::vector<grid> time_grids(const bench_results& r) {
   for (const panel& pn : panels(r)) {
     const auto& [impl, coll, p] = pn;
     grid g;
-    g.title = fmt::format(
-        "{} {}, p = {}: us per call (median of batches); speedup = native / ranklab, > 1: ranklab faster",
-        impl_title(impl), coll, p);
+    g.title =
+        fmt::format("{} {}, p = {}: us per call (median of batches); speedup = native / ranklab, > 1: ranklab faster",
+                    impl_title(impl), coll, p);
     const std::vector<std::string> algos = algos_of(r, pn);
     g.header = {"bytes", "native"};
     g.header.insert(g.header.end(), algos.begin(), algos.end());

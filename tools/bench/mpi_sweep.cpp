@@ -32,8 +32,17 @@ std::vector<std::string> program_arguments(const mpi_sweep_settings& s, const st
   std::vector<std::string> colls, sizes;
   for (collective c : s.colls) colls.emplace_back(name(c));
   for (std::uint64_t b : s.sizes) sizes.push_back(std::to_string(b));
-  std::vector<std::string> args{program, "--coll", joined(colls), "--algo", joined(s.algos), "--sizes", joined(sizes),
-                                "--time", fmt::format("{}", s.seconds), "--batches", std::to_string(s.batches)};
+  std::vector<std::string> args{program,
+                                "--coll",
+                                joined(colls),
+                                "--algo",
+                                joined(s.algos),
+                                "--sizes",
+                                joined(sizes),
+                                "--time",
+                                fmt::format("{}", s.seconds),
+                                "--batches",
+                                std::to_string(s.batches)};
   if (s.max_seconds >= 0) args.insert(args.end(), {"--max-time", fmt::format("{}", s.max_seconds)});
   if (s.max_iters > 0) args.insert(args.end(), {"--max-iters", std::to_string(s.max_iters)});
   if (!s.check) args.push_back("--no-check");
@@ -74,10 +83,9 @@ peer_run launch(const mpi_sweep_settings& s, const std::string& impl, int p, ben
   cmd.insert(cmd.end(), args.begin(), args.end());
   run.command = fmt::format("{}", fmt::join(cmd, " "));
 
-  const double timeout =
-      s.timeout_seconds > 0
-          ? s.timeout_seconds
-          : 60 + budget_per_variant(s) * max_variants * static_cast<double>(s.colls.size() * s.sizes.size());
+  const double timeout = s.timeout_seconds > 0 ? s.timeout_seconds
+                                               : 60 + budget_per_variant(s) * max_variants *
+                                                          static_cast<double>(s.colls.size() * s.sizes.size());
   const process_result r = run_process(cmd, timeout);
   std::vector<result_row> rows = parse_mpi_bench_csv(r.out);
   for (result_row& row : rows) {

@@ -19,12 +19,12 @@ struct mpi_sweep_settings {
   std::vector<std::string> algos;  // as asked: "all", "auto", names
   std::vector<int> ps;
   std::vector<std::uint64_t> sizes;
-  double seconds = 0.2;      // --time per variant and size
+  double seconds = 0.2;  // --time per variant and size
   int batches = 7;
-  double max_seconds = -1;   // budget per variant and size (<0: the program's default)
-  long max_iters = 0;        // calls per batch at most (0: no cap)
+  double max_seconds = -1;  // budget per variant and size (<0: the program's default)
+  long max_iters = 0;       // calls per batch at most (0: no cap)
   bool check = true;
-  std::string dir;           // holds <impl>/ranklab_mpi_bench
+  std::string dir;             // holds <impl>/ranklab_mpi_bench
   double timeout_seconds = 0;  // per launch; 0: estimated from the sweep
   bool quiet = false;
 };

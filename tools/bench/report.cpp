@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "bench/grid.hpp"
 #include "bench/workload.hpp"
 #include "cli/option_parse.hpp"
 #include "ranklab/collective.hpp"
@@ -17,49 +18,6 @@ namespace ranklab::tools::bench {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-struct grid {
-  std::string title;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::set<std::size_t> left;  // columns of names, aligned left
-};
-
-std::string render_text(const grid& g) {
-  std::vector<std::size_t> width(g.header.size(), 0);
-  auto measure = [&](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  };
-  measure(g.header);
-  for (const auto& row : g.rows) measure(row);
-  auto line = [&](const std::vector<std::string>& row, bool header) {
-    std::string s = header ? "#" : " ";
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string sep = i == 0 ? " " : "  ";
-      s += g.left.count(i) ? fmt::format("{}{:<{}}", sep, row[i], width[i])
-                           : fmt::format("{}{:>{}}", sep, row[i], width[i]);
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s + "\n";
-  };
-  std::string out = "# " + g.title + "\n" + line(g.header, true);
-  for (const auto& row : g.rows) out += line(row, false);
-  return out;
-}
-
-std::string render_markdown(const grid& g) {
-  std::string out = "**" + g.title + "**\n\n|";
-  for (const auto& h : g.header) out += " " + h + " |";
-  out += "\n|";
-  for (std::size_t i = 0; i < g.header.size(); ++i) out += g.left.count(i) ? " --- |" : " ---: |";
-  out += "\n";
-  for (const auto& row : g.rows) {
-    out += "|";
-    for (const auto& cell : row) out += " " + cell + " |";
-    out += "\n";
-  }
-  return out + "\n";
-}
 
 // The (coll, p) pairs in the order measured.
 std::vector<std::pair<std::string, int>> panels(const bench_results& r) {
@@ -307,12 +265,28 @@ ojson to_json(const bench_results& r) {
   return j;
 }
 
-std::string to_markdown(const bench_results& r, const std::string& svg_name) {
-  std::string out = "# ranklab bench";
+std::string markdown_heading(const bench_results& r, const std::string& title) {
+  std::string out = "# " + title;
   if (r.machine.contains("date")) out += " — " + r.machine["date"].get<std::string>();
   out += "\n\n```\n" + r.request.command_line + "\n```\n\n## Machine\n\n| | |\n| --- | --- |\n";
   for (const auto& [k, v] : r.machine.items())
     out += "| " + k + " | " + (v.is_string() ? v.get<std::string>() : v.dump()) + " |\n";
+  return out;
+}
+
+std::string markdown_skipped(const bench_results& r) {
+  if (r.skipped.empty()) return {};
+  std::string out = "## Skipped\n\n";
+  std::set<std::string> seen;
+  for (const skipped_config& s : r.skipped) {
+    const std::string line = fmt::format("* {} {} p={}: {}\n", s.coll, s.algo, s.p, s.reason);
+    if (seen.insert(line).second) out += line;
+  }
+  return out;
+}
+
+std::string to_markdown(const bench_results& r, const std::string& svg_name) {
+  std::string out = markdown_heading(r, "ranklab bench");
   out += fmt::format(
       "\nTiming as the MPI peers (bench/peers/peer_common.h): calibration doubling to >= 20 ms, "
       "{} batches of back-to-back calls with a barrier only between batches, a batch's figure "
@@ -333,15 +307,7 @@ std::string to_markdown(const bench_results& r, const std::string& svg_name) {
         out += fmt::format("* {} {} p={}: {} ({})\n", run.impl, run.coll, run.p, run.status, run.detail);
     out += "\n";
   }
-  if (!r.skipped.empty()) {
-    out += "## Skipped\n\n";
-    std::set<std::string> seen;
-    for (const skipped_config& s : r.skipped) {
-      const std::string line = fmt::format("* {} {} p={}: {}\n", s.coll, s.algo, s.p, s.reason);
-      if (seen.insert(line).second) out += line;
-    }
-  }
-  return out;
+  return out + markdown_skipped(r);
 }
 
 }  // namespace ranklab::tools::bench

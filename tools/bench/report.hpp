@@ -70,5 +70,9 @@ void print_comparison(std::FILE* out, const bench_results& r);
 std::string to_csv(const bench_results& r);
 nlohmann::ordered_json to_json(const bench_results& r);
 std::string to_markdown(const bench_results& r, const std::string& svg_name);
+// Parts of every Markdown report: "# title — date", the command line and the machine table;
+// the "## Skipped" section ("" when nothing was).
+std::string markdown_heading(const bench_results& r, const std::string& title);
+std::string markdown_skipped(const bench_results& r);
 
 }  // namespace ranklab::tools::bench

@@ -46,6 +46,13 @@ call make_bench_call(collective c, int p, std::uint64_t bytes, std::string_view 
   return make_regular_call(c, p, n, type, algo_name);
 }
 
+const std::vector<collective>& mpi_bench_collectives() {
+  static const std::vector<collective> colls{
+      collective::bcast,      collective::reduce,         collective::allreduce,           collective::allgather,
+      collective::allgatherv, collective::reduce_scatter, collective::reduce_scatter_block};
+  return colls;
+}
+
 std::uint64_t buffer_bytes(const call& c) {
   std::uint64_t total = 0;
   for (int r = 0; r < c.args.p; ++r) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "ranklab/call.hpp"
 #include "ranklab/collective.hpp"
@@ -37,6 +38,9 @@ call make_regular_call(collective c, int p, std::uint64_t count, const datatype&
 // The call for (c, p, bytes) with algorithm `algo_name` ("auto" or a registered name; the
 // view must outlive the call). bytes as reported_bytes returns.
 call make_bench_call(collective c, int p, std::uint64_t bytes, std::string_view algo_name);
+// The collectives `ranklab bench --backend mpi` times (mpi/bench/ranklab_mpi_bench): those
+// with a native MPI call that takes the same arguments.
+const std::vector<collective>& mpi_bench_collectives();
 // Bytes of all ranks' input and output buffers together.
 std::uint64_t buffer_bytes(const call& c);
 

@@ -3,6 +3,9 @@
 // next to baselines measured in the same run (memcpy by one and two threads, oneTBB) and,
 // with --compare, Open MPI and MPICH. Prints OSU-style tables; writes CSV, JSON, SVG and a
 // dated Markdown result set on request. The harness lives in tools/bench/.
+// With --backend mpi the ranks are MPI processes instead of threads: ranklab's one-ported
+// algorithms over MPI point-to-point against the same MPI's native collectives, in one run
+// per (MPI, p) of mpi/bench/ranklab_mpi_bench (tools/bench/mpi_sweep.hpp).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -11,9 +14,12 @@
 #include <fstream>
 
 #include "bench/machine.hpp"
+#include "bench/mpi_report.hpp"
+#include "bench/mpi_sweep.hpp"
 #include "bench/plot.hpp"
 #include "bench/report.hpp"
 #include "bench/sweep.hpp"
+#include "bench/workload.hpp"
 #include "cli/checks.hpp"
 #include "cli/option_parse.hpp"
 #include "commands/commands.hpp"
@@ -28,6 +34,7 @@ namespace fs = std::filesystem;
 
 constexpr double max_seconds = 60;
 constexpr int max_batches = 1000;
+constexpr int max_mpi_processes = 256;
 
 struct bench_options {
   std::string colls;
@@ -44,6 +51,11 @@ struct bench_options {
   std::string csv, plot, output_dir, peers_dir;
   double peer_timeout = 0;  // 0: 60 s, --quick 20 s
   std::string max_memory = "4Gi";
+  std::string backend = "threads";
+  std::string mpi = "both";
+  std::string mpi_dir;
+  double max_time = -1;  // --backend mpi: budget per size and variant; < 0: the program's default
+  long max_iters = 0;
   std::vector<std::string> argv;
 };
 
@@ -159,7 +171,136 @@ void write_outputs(const bench_options& o, const sweep_settings& s, bench_result
   if (!o.output_dir.empty()) write_result_set(o, s, res);
 }
 
+// ---- --backend mpi ----------------------------------------------------------------------
+
+// The MPIs asked for whose ranklab_mpi_bench exists; a usage error naming what to build if
+// one asked for by name (or, with "both", every one) is missing.
+std::vector<std::string> available_mpis(const bench_options& o, const std::string& dir) {
+  const std::vector<std::string> asked =
+      o.mpi == "both" ? std::vector<std::string>{"openmpi", "mpich"} : std::vector<std::string>{o.mpi};
+  std::vector<std::string> found;
+  for (const std::string& impl : asked)
+    if (!mpi_bench_program(dir, impl).empty()) found.push_back(impl);
+  const auto where = fmt::format("{}/<mpi>/ranklab_mpi_bench", dir.empty() ? "<build>/mpi" : dir);
+  if (found.empty() || (o.mpi != "both" && found.size() != asked.size()))
+    usage_failure(
+        fmt::format("--backend mpi: no MPI benchmark program for {} (looked for {}); build ranklab with an MPI "
+                    "(Open MPI or MPICH, found by pkg-config) and -DRANKLAB_BUILD_BENCH=ON (targets "
+                    "ranklab_mpi_bench_<mpi>), or point --mpi-dir at <build>/mpi",
+                    fmt::join(asked, " and "), where));
+  if (found.size() != asked.size() && !o.out.quiet)
+    fmt::print(stderr, "note: no ranklab_mpi_bench for {}: measuring {} only\n",
+               asked[0] == found[0] ? asked[1] : asked[0], found[0]);
+  return found;
+}
+
+// Every --algo name must be a one-ported algorithm of a requested collective: processes
+// cannot run the shared-memory "direct" ones.
+void check_mpi_algorithms(const std::vector<std::string>& asked, const std::vector<collective>& colls) {
+  std::vector<std::string> names{"all", "auto"};
+  for (collective c : colls)
+    for (const algorithm* x : registry::for_collective(c))
+      if (x->one_ported && std::find(names.begin(), names.end(), x->name) == names.end()) names.emplace_back(x->name);
+  for (const std::string& a : asked)
+    if (std::find(names.begin(), names.end(), a) == names.end())
+      usage_failure(fmt::format("--algo {}: not a one-ported algorithm of the requested collectives{}; valid: {}", a,
+                                did_you_mean(a, names), fmt::join(names, ", ")));
+}
+
+std::vector<collective> mpi_collectives(const std::string& text) {
+  const std::vector<collective>& ok = mpi_bench_collectives();
+  if (split_list(text) == std::vector<std::string>{"all"}) return ok;
+  std::vector<collective> colls = parse_collective_list("--coll", text);
+  for (collective c : colls)
+    if (std::find(ok.begin(), ok.end(), c) == ok.end()) {
+      std::vector<std::string_view> names;
+      for (collective x : ok) names.push_back(name(x));
+      usage_failure(fmt::format("--coll {}: --backend mpi times {} (or all)", name(c), fmt::join(names, ", ")));
+    }
+  return colls;
+}
+
+mpi_sweep_settings checked_mpi_settings(const bench_options& o) {
+  for (const auto& [given, option] :
+       {std::pair{o.compare, "--compare"}, std::pair{o.no_baselines, "--no-baselines"},
+        std::pair{!o.plot.empty(), "--plot"}, std::pair{!o.peers_dir.empty(), "--peers-dir"}})
+    if (given)
+      usage_failure(
+          fmt::format("{} does not apply to --backend mpi (the native MPI collective is always measured)", option));
+  mpi_sweep_settings s;
+  s.colls = mpi_collectives(o.colls);
+  try {
+    s.ps = parse_int_list(o.ps);
+  } catch (const std::invalid_argument& e) {
+    usage_failure(fmt::format("--p {}: {}", o.ps, e.what()));
+  }
+  for (int p : s.ps) check_range("--p", p, 1, max_mpi_processes, "ranks are MPI processes");
+  s.sizes = parse_sizes("--sizes", o.sizes, std::uint64_t{1} << 30, "MPI's int counts");
+  check_real_range("--time", o.seconds, 0, max_seconds);
+  check_range("--batches", o.batches, 1, max_batches);
+  check_real_range("--peer-timeout", o.peer_timeout, 0, 86400, "0: estimated from the sweep", true);
+  if (o.max_time >= 0) check_real_range("--max-time", o.max_time, 0, 3600, "0: no budget", true);
+  check_range("--max-iters", o.max_iters, 0, 100000000, "0: no cap");
+  s.algos = split_list(o.algos);
+  if (s.algos.empty()) usage_failure("--algo: no algorithm given (all, auto or names)");
+  check_mpi_algorithms(s.algos, s.colls);
+  s.seconds = o.quick ? 0.01 : o.seconds;
+  s.batches = o.quick ? 3 : o.batches;
+  s.max_seconds = o.max_time >= 0 ? o.max_time : (o.quick ? 0.5 : -1);
+  s.max_iters = o.max_iters;
+  s.check = !o.no_check;
+  s.dir = o.mpi_dir.empty() ? default_mpi_bench_dir() : o.mpi_dir;
+  s.impls = available_mpis(o, s.dir);
+  s.timeout_seconds = o.peer_timeout;
+  s.quiet = o.out.quiet;
+  return s;
+}
+
+void write_mpi_outputs(const bench_options& o, bench_results& res, const std::string& load_before) {
+  if (o.out.text()) {
+    print_mpi_tables(stdout, res);
+    std::fflush(stdout);
+  }
+  res.machine = describe_machine();
+  res.machine["load_average_before"] = load_before;  // "load_average": at the end
+  nlohmann::ordered_json j = to_json(res);
+  j["request"]["backend"] = "mpi";
+  j["request"]["mpi"] = o.mpi;
+  if (!o.csv.empty()) write_file(o.csv, to_csv(res));
+  if (o.out.json) write_json(o.out, j.dump(2));
+  if (o.output_dir.empty()) return;
+  fs::create_directories(o.output_dir);
+  std::string tag = "mpi";
+  for (const std::string& c : res.request.colls) tag += "-" + c;
+  if (tag.size() > 80) tag = tag.substr(0, 80);
+  const fs::path base = fs::path(o.output_dir) / (local_date() + "-" + tag);
+  write_file(base.string() + ".json", j.dump(2) + "\n");
+  write_file(base.string() + ".csv", to_csv(res));
+  write_file(base.string() + ".md", mpi_markdown(res));
+  if (!o.out.quiet) fmt::print(stderr, "wrote {}.{{json,csv,md}}\n", base.string());
+}
+
+int bench_mpi_command(const bench_options& o) {
+  const mpi_sweep_settings s = checked_mpi_settings(o);
+  const std::string load_before = load_average();
+  bench_results res;
+  for (collective c : s.colls) res.request.colls.emplace_back(name(c));
+  res.request.algos = s.algos;
+  res.request.ps = s.ps;
+  res.request.sizes = s.sizes;
+  res.request.seconds = s.seconds;
+  res.request.batches = s.batches;
+  res.request.quick = o.quick;
+  res.request.check = s.check;
+  res.request.baselines = false;
+  for (const std::string& a : o.argv) res.request.command_line += (res.request.command_line.empty() ? "" : " ") + a;
+  const bool ok = run_mpi_sweep(s, res);
+  write_mpi_outputs(o, res, load_before);
+  return ok ? 0 : 1;
+}
+
 int bench_command(const bench_options& o) {
+  if (o.backend == "mpi") return bench_mpi_command(o);
   const sweep_settings s = checked_settings(o);
   bench_results res;
   res.request = request_of(s, o);
@@ -173,7 +314,9 @@ int bench_command(const bench_options& o) {
 void add_bench_command(CLI::App& app) {
   static bench_options o;
   auto* cmd = app.add_subcommand(
-      "bench", "Time collectives per algorithm, p and size against memcpy, oneTBB and (--compare) Open MPI / MPICH");
+      "bench",
+      "Time collectives per algorithm, p and size against memcpy, oneTBB and (--compare) Open MPI / MPICH; "
+      "with --backend mpi, as MPI processes against the MPI's native collectives");
   cmd->add_option("--coll", o.colls,
                   fmt::format("Collectives: C[,C...] or all; C one of {}", fmt::join(collective_names(), ", ")))
       ->required();
@@ -196,12 +339,28 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--peers-dir", o.peers_dir,
                   "Where mpi_collectives.{openmpi,mpich} are (default: <build>/bench/peers)");
   cmd->add_option("--peer-timeout", o.peer_timeout,
-                  "Seconds per peer launch before it is killed (default 60, --quick 20)");
+                  "Seconds per peer launch before it is killed (default 60, --quick 20; --backend mpi: per "
+                  "launch of ranklab_mpi_bench, default estimated from the sweep)");
   cmd->add_option("--csv", o.csv, "Write every row as CSV")->check(writable_path());
   cmd->add_option("--plot", o.plot, "Write an SVG: time against size, log-log, a panel per (coll, p)")
       ->check(writable_path());
   cmd->add_option("--output-dir", o.output_dir, "Write DIR/YYYY-MM-DD-<colls>.{json,csv,svg,md}");
   cmd->add_option("--max-memory", o.max_memory, "Skip configurations whose buffers need more")->capture_default_str();
+  cmd->add_option("--backend", o.backend,
+                  "threads: ranks are threads of this process; mpi: MPI processes, ranklab's one-ported "
+                  "algorithms over MPI point-to-point against the MPI's native collectives")
+      ->check(CLI::IsMember({"threads", "mpi"}))
+      ->capture_default_str();
+  cmd->add_option("--mpi", o.mpi, "--backend mpi: openmpi, mpich or both (those built)")
+      ->check(CLI::IsMember({"openmpi", "mpich", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--mpi-dir", o.mpi_dir,
+                  "--backend mpi: where <mpi>/ranklab_mpi_bench is (default: <dir of ranklab>/mpi)");
+  cmd->add_option("--max-time", o.max_time,
+                  "--backend mpi: seconds per size and variant, calibration included, before fewer batches "
+                  "are run (default max(2, 10 * --time); 0: none)");
+  cmd->add_option("--max-iters", o.max_iters,
+                  "--backend mpi: calls per batch at most (bounds slow oversubscribed runs; 0: no cap)");
   add_output_options(cmd, o.out, "every row, the request and the machine");
   cmd->callback([] {
     o.argv = own_command_line();
