@@ -51,8 +51,12 @@ struct alignas(64) rank_slot {
   std::string leftover;  // messages the rank never received, noted when its comm ends
   // Buffers of this rank's calls that others may read directly (shared-memory direct
   // algorithms), by call number modulo the table size.
+  // `call` is a sequence lock over the rest: the owner sets it to 0 before it writes the
+  // next call's entry and to the call's number after, so a reader that sees the same
+  // number before and after reading knows what it read belongs to that call (see
+  // published_signature in executors/thread_executor.cpp).
   struct published_buffers {
-    std::atomic<std::uint32_t> call{0};
+    std::atomic<std::uint32_t> call{0};       // 0: none (call numbers start at 1)
     std::atomic<std::uint64_t> signature{0};  // of the call, so a mismatched reader notices
     std::atomic<const buffer_table*> table{nullptr};
   };

@@ -8,6 +8,8 @@
 
 #include <sched.h>
 
+#include <atomic>
+#include <optional>
 #include <string>
 
 #include "executors/schedule_cache.hpp"
@@ -36,18 +38,42 @@ constexpr const char* in_another_call =
                        fmt::format("collective mismatch: rank {} is in collective #{}{}, but rank {} {}", c.me,
                                    op.tag.call, op.entry ? " [" + op.entry->text + "]" : "", peer, why));
 }
+using published_buffers = rank_slot::published_buffers;
+
+// The signature `entry` holds for call `call`, or nothing when its owner is not in that
+// call: it withdrew, or it has moved on to a later call of the same slot and may already
+// have written that call's signature. Read under the entry's sequence lock (publish()).
+std::optional<std::uint64_t> published_signature(const published_buffers& entry, std::uint32_t call) {
+  if (entry.call.load(std::memory_order_acquire) != call) return std::nullopt;
+  const std::uint64_t signature = entry.signature.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (entry.call.load(std::memory_order_relaxed) != call) return std::nullopt;
+  return signature;
+}
+
+// Makes this rank's buffers of `op` readable by the others (shared-memory direct
+// algorithms) and its signature checkable. Invalidating the entry first keeps a reader of
+// the slot's previous call from pairing that call's number with this call's signature.
+void publish(published_buffers& entry, const operation& op) {
+  entry.call.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  entry.table.store(&op.buffers, std::memory_order_relaxed);
+  entry.signature.store(op.tag.signature, std::memory_order_relaxed);
+  entry.call.store(op.tag.call, std::memory_order_release);
+}
+
 const buffer_table* remote_buffers(const void* context, int rank) {
   const auto& c = *static_cast<const remote_context*>(context);
   const std::uint32_t call = c.op->tag.call;
   const auto& entry = c.t->slots[rank].published[call % call_slots];
   // The fence before every direct read guarantees the owner published them, unless it has
   // left the call since: it met a mismatch or an error of its own and withdrew them.
-  if (entry.call.load(std::memory_order_acquire) != call)
+  const std::optional<std::uint64_t> signature = published_signature(entry, call);
+  if (!signature)
     throw_peer_mismatch(c, rank,
                         "is no longer in that call (it withdrew its buffers after an error, or is in "
                         "another collective)");
-  if (entry.signature.load(std::memory_order_relaxed) != c.op->tag.signature)
-    throw_peer_mismatch(c, rank, in_another_call);
+  if (*signature != c.op->tag.signature) throw_peer_mismatch(c, rank, in_another_call);
   return entry.table.load(std::memory_order_acquire);
 }
 
@@ -80,9 +106,9 @@ void check_fence_partner(engine& e, const operation& op) {
   const int next = (e.me + 1) % e.t.p;
   if (next == e.me) return;
   const auto& entry = e.t.slots[next].published[op.tag.call % call_slots];
-  // A different call number: the neighbour has withdrawn (after a failure) or moved on.
-  if (entry.call.load(std::memory_order_acquire) != op.tag.call) return;
-  if (entry.signature.load(std::memory_order_relaxed) == op.tag.signature) return;
+  // Not in this call (any more): the neighbour has withdrawn (after a failure) or moved on.
+  const std::optional<std::uint64_t> signature = published_signature(entry, op.tag.call);
+  if (!signature || *signature == op.tag.signature) return;
   const remote_context context{&e.t, e.me, &op};
   throw_peer_mismatch(context, next, in_another_call);
 }
@@ -143,12 +169,7 @@ bool advance(engine& e, operation& op) {
   const bool tracing = e.t.options.trace;
   if (!op.started) {
     if (op.plan && slot_busy(e, op)) return false;
-    if (op.plan) {  // any rank may be read directly by shared-memory direct algorithms
-      auto& entry = e.t.slots[e.me].published[op.tag.call % call_slots];
-      entry.table.store(&op.buffers, std::memory_order_relaxed);
-      entry.signature.store(op.tag.signature, std::memory_order_relaxed);
-      entry.call.store(op.tag.call, std::memory_order_release);
-    }
+    if (op.plan) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
     if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;
   }
