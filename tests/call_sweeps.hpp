@@ -103,7 +103,7 @@ inline std::vector<call_shape> vector_shapes(collective c, int p, int root, swee
     const std::vector<m> pats =
         s == sweep::thorough ? std::vector<m>{m::random, m::equal, m::zeros, m::diagonal, m::one_sends, m::one_receives}
         : s == sweep::threads || s == sweep::mpi ? std::vector<m>{m::random, m::one_sends, m::one_receives}
-                              : std::vector<m>{m::random};
+                                                 : std::vector<m>{m::random};
     for (m pat : pats) layouts.push_back(matrix_of(pat, p));
   } else {
     using cp = count_pattern;

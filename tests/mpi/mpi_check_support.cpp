@@ -23,7 +23,9 @@ std::vector<call> long_calls_for(const algorithm& a, int p) {
 }
 
 rank_context::rank_context()
-    : control_(MPI_COMM_WORLD), comm_(std::make_unique<mpi::comm>(MPI_COMM_WORLD)), rank_(comm_->rank()),
+    : control_(MPI_COMM_WORLD),
+      comm_(std::make_unique<mpi::comm>(MPI_COMM_WORLD)),
+      rank_(comm_->rank()),
       p_(comm_->size()) {}
 
 void rank_context::fail(const std::string& what) {
