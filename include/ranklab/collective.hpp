@@ -67,6 +67,7 @@ struct coll_args {
   // Bytes per element: only for algorithms that size blocks or segments by the cost model
   // (set by the comm and the check harness from the datatype).
   std::size_t elem_size = 8;
+  friend bool operator==(const coll_args&, const coll_args&) = default;
 };
 
 // Elements of the caller's send and receive buffers at `rank` (0 where unused).

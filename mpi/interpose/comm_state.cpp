@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "backend/executor.hpp"
+#include "backend/mpi_check.hpp"
 #include "backend/progress.hpp"
 #include "interpose.hpp"
 #include "progress.hpp"
@@ -51,11 +52,6 @@ int the_keyval() {
 
 constexpr std::size_t cache_capacity = 32;
 
-bool same_args(const coll_args& a, const coll_args& b) {
-  return a.coll == b.coll && a.p == b.p && a.root == b.root && a.count == b.count && a.counts == b.counts &&
-         a.displs == b.displs && a.commutative == b.commutative && a.elem_size == b.elem_size && a.params == b.params;
-}
-
 // The backend's one-ported choice (select_one_ported). When RANKLAB_<COLL>_ALGORITHM names an
 // algorithm that cannot take this call (circulant with a non-commutative operator ...), the
 // call still runs: with the table's choice, or the first one-ported algorithm that accepts
@@ -77,13 +73,14 @@ const algorithm* choose(const coll_args& args) {
 
 comm_state& state_of(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) throw fallback{reason::invalid_argument};
-  int inter = 0;
-  check_mpi(PMPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
-  if (inter) throw fallback{reason::intercommunicator};
   void* value = nullptr;
   int found = 0;
   check_mpi(PMPI_Comm_get_attr(comm, the_keyval(), &value, &found), "MPI_Comm_get_attr");
   if (found) return *static_cast<comm_state*>(value);
+  // An intercommunicator never gets a state: tested only on the way to making one.
+  int inter = 0;
+  check_mpi(PMPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter) throw fallback{reason::intercommunicator};
   auto st = std::make_unique<comm_state>();
   check_mpi(PMPI_Comm_idup(comm, &st->priv, &st->ready), "MPI_Comm_idup");
   PMPI_Comm_rank(comm, &st->rank);
@@ -117,7 +114,7 @@ void release_states() {
 
 std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) {
   auto& cache = st.cache;
-  const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) { return same_args(e->args, c.args); });
+  const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) { return e->args == c.args; });
   if (it != cache.end()) {
     cache.splice(cache.begin(), cache, it);
     return cache.front();
@@ -143,10 +140,15 @@ std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) 
 // may find that peer's message of its next call ahead of anything else unmatched (the one it
 // waits for already matched by its receive, not yet completed); with numbered tags that is
 // a later call, not a mismatch. Only another call at the same number is.
+detail::call_identity identity(const comm_state& st, const call& c, const algorithm& a, std::uint64_t sequence) {
+  detail::call_identity id{0, 0, name(c.args.coll)};
+  id.tag = detail::sequenced_tag(detail::call_signature(c, a), sequence, st.priv, id.span);
+  return id;
+}
+
 void run(comm_state& st, int row, const call& c, const void* in, void* out) {
   const auto pl = plan_for(st, c);
-  detail::call_identity id{0, 0, name(c.args.coll)};
-  id.tag = detail::sequenced_tag(detail::call_signature(c, *pl->algo), st.calls++, st.priv, id.span);
+  const detail::call_identity id = identity(st, c, *pl->algo, st.calls++);
   // Blocking calls run one at a time per thread: their scratch memory is reused.
   thread_local detail::scratch_arena arena;
   detail::running_schedule running(pl->steps, in, out, c.type, c.reduction, st.priv, id, &arena);
@@ -158,10 +160,7 @@ void run(comm_state& st, int row, const call& c, const void* in, void* out) {
 
 void check_mpi(int rc, const char* call) {
   if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (PMPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  throw error(no_rank, call, fmt::format("MPI error {}: {}", rc, std::string_view(text, len)));
+  throw error(no_rank, call, fmt::format("MPI error {}: {}", rc, detail::error_string(rc)));
 }
 
 std::uint64_t nonnegative(int count) {

@@ -25,12 +25,17 @@ int report(MPI_Request before, int rc, MPI_Status* status) {
 // statuses[k]: MPI_ERR_IN_STATUS if any was a failed served call.
 int report_all(const std::vector<MPI_Request>& before, int rc, int n, const int* which, MPI_Status* statuses) {
   if (rc != MPI_SUCCESS || n == MPI_UNDEFINED) return rc;
-  std::vector<int> codes(static_cast<std::size_t>(n), MPI_SUCCESS);
-  bool failed = false;
-  for (int k = 0; k < n; ++k) failed |= (codes[k] = take_failure(before[which ? which[k] : k])) != MPI_SUCCESS;
-  if (!failed) return rc;
+  // The statuses change only if one failed: from the first failed one on as they are taken,
+  // the ones before it afterwards.
+  int first = -1;
+  for (int k = 0; k < n; ++k) {
+    const int code = take_failure(before[which ? which[k] : k]);
+    if (code != MPI_SUCCESS && first < 0) first = k;
+    if (first >= 0 && statuses != MPI_STATUSES_IGNORE) statuses[k].MPI_ERROR = code;
+  }
+  if (first < 0) return rc;
   if (statuses != MPI_STATUSES_IGNORE)
-    for (int k = 0; k < n; ++k) statuses[k].MPI_ERROR = codes[k];
+    for (int k = 0; k < first; ++k) statuses[k].MPI_ERROR = MPI_SUCCESS;
   return MPI_ERR_IN_STATUS;
 }
 
@@ -84,24 +89,28 @@ extern "C" int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
 
 extern "C" int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   if (plain()) return PMPI_Testall(count, requests, flag, statuses);
-  const auto before = handles(requests, count);
   step();
+  // Only a failed served call's request needs the handles as they were.
+  if (!failures_pending()) return PMPI_Testall(count, requests, flag, statuses);
+  const auto before = handles(requests, count);
   const int rc = PMPI_Testall(count, requests, flag, statuses);
   return *flag ? report_all(before, rc, count, nullptr, statuses) : rc;
 }
 
 extern "C" int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   if (plain()) return PMPI_Testany(count, requests, index, flag, status);
-  const auto before = handles(requests, count);
   step();
+  if (!failures_pending()) return PMPI_Testany(count, requests, index, flag, status);
+  const auto before = handles(requests, count);
   const int rc = PMPI_Testany(count, requests, index, flag, status);
   return *flag && *index != MPI_UNDEFINED ? report(before[*index], rc, status) : rc;
 }
 
 extern "C" int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   if (plain()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
-  const auto before = handles(requests, incount);
   step();
+  if (!failures_pending()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+  const auto before = handles(requests, incount);
   return report_all(before, PMPI_Testsome(incount, requests, outcount, indices, statuses), *outcount, indices,
                     statuses);
 }

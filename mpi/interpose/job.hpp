@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "interpose.hpp"
@@ -48,14 +49,15 @@ void require_valid(const std::vector<std::uint64_t>& counts);
 
 // A call's native form: PMPI_Ix(..., r), for the nonblocking and the blocking call alike
 // (job.cpp, blocking_native). Captures by value (a queued nonblocking call makes it later).
+// serve() makes one only where it is kept or called, not for a call ranklab serves blocking.
 using native_form = std::function<int(MPI_Request*)>;
 
 // The blocking and the nonblocking paths (comm_state.cpp, nonblocking.cpp). Both throw
 // fallback before anything is sent when ranklab cannot serve the call.
 void execute(comm_state& st, int row, job j);
-void start(MPI_Comm comm, comm_state& st, int row, job j, const native_form& native, MPI_Request* request);
+void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, MPI_Request* request);
 // A nonblocking call that goes to the native library behind queued calls of `st`.
-void start_native(MPI_Comm comm, comm_state& st, int row, const native_form& native, MPI_Request* request);
+void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, MPI_Request* request);
 // The native library's form, counted already: the blocking one (its nonblocking form plus
 // progress while ranklab calls are in flight), or the nonblocking one (queued behind calls
 // of `st` whose native operations are not yet issued).
@@ -66,8 +68,8 @@ bool nonblocking_native();
 // The frame of every collective entry point. `make(state)` makes the job (throwing fallback
 // before any message when ranklab cannot serve it); then the blocking call runs it, the
 // nonblocking one starts it and returns a request. Otherwise `native` makes the PMPI_ call.
-template <class Make>
-int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, const native_form& native) noexcept {
+template <class Make, class Native>
+int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, Native&& native) noexcept {
   const int row = request ? nonblocking_row(c) : blocking_row(c);
   reason why{};
   comm_state* st = nullptr;
@@ -76,7 +78,7 @@ int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, const 
     st = &state_of(comm);
     job j = make(*st);
     if (request)
-      start(comm, *st, row, std::move(j), native, request);
+      start(comm, *st, row, std::move(j), native_form(native), request);
     else
       execute(*st, row, std::move(j));
     return MPI_SUCCESS;
@@ -92,7 +94,7 @@ int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, const 
   else if (comm != MPI_COMM_NULL)
     PMPI_Comm_rank(comm, &rank);
   record_native(row, why, rank == 0);
-  return call_native(comm, st, row, native, request);
+  return call_native(comm, st, row, native_form(std::forward<Native>(native)), request);
 }
 
 }  // namespace ranklab::mpi::interpose

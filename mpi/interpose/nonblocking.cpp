@@ -111,8 +111,7 @@ std::list<std::unique_ptr<pending>>& pendings() {
 
 void start_run(pending& p) {
   comm_state& st = *p.st;
-  detail::call_identity id{0, 0, name(p.j.c.args.coll)};
-  id.tag = detail::sequenced_tag(detail::call_signature(p.j.c, *p.plan->algo), p.sequence, st.priv, id.span);
+  const detail::call_identity id = identity(st, p.j.c, *p.plan->algo, p.sequence);
   p.run = std::make_unique<detail::running_schedule>(p.plan->steps, p.j.in, p.j.out, p.j.c.type, p.j.c.reduction,
                                                      st.priv, id);
   record_served(p.row, *p.plan->algo, st.rank == 0);
@@ -186,8 +185,7 @@ bool advance(pending& p) {
         return true;
       case stage::native: {
         int done = 0;
-        MPI_Status status;
-        const int rc = PMPI_Test(&p.op, &done, &status);
+        const int rc = PMPI_Test(&p.op, &done, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS) {
           complete(p, rc);
           return true;
@@ -220,12 +218,12 @@ void enlist(std::unique_ptr<pending> p, MPI_Request* request) {
 
 }  // namespace
 
-void start(MPI_Comm comm, comm_state& st, int row, job j, const native_form& native, MPI_Request* request) {
+void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, MPI_Request* request) {
   auto p = std::make_unique<pending>();
   p->comm = comm;
   p->st = &st;
   p->row = row;
-  p->native = native;
+  p->native = std::move(native);
   p->j = std::move(j);
   // Every rank chooses alike: a fallback here, before anything is issued, is every rank's.
   if (p->j.exchange == job::share::none) p->plan = plan_for(st, p->j.c);
@@ -233,12 +231,12 @@ void start(MPI_Comm comm, comm_state& st, int row, job j, const native_form& nat
   enlist(std::move(p), request);
 }
 
-void start_native(MPI_Comm comm, comm_state& st, int row, const native_form& native, MPI_Request* request) {
+void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, MPI_Request* request) {
   auto p = std::make_unique<pending>();
   p->comm = comm;
   p->st = &st;
   p->row = row;
-  p->native = native;
+  p->native = std::move(native);
   p->native_only = true;
   enlist(std::move(p), request);
 }

@@ -9,6 +9,10 @@
 
 namespace ranklab::mpi::interpose {
 
+// The identity of a served call's messages: its tag numbers it (`sequence`, the state's
+// `calls` when the program made it) among the communicator's served calls (comm_state.cpp).
+detail::call_identity identity(const comm_state& st, const call& c, const algorithm& a, std::uint64_t sequence);
+
 // Whether any served nonblocking call is in flight (started, not yet completed): only then
 // do the intercepted waits and tests do more than call PMPI.
 bool active() noexcept;

@@ -4,6 +4,7 @@
 // collectives' MPI_IN_PLACE goes through a temporary copy.
 #include <cstring>
 #include <numeric>
+#include <utility>
 
 #include "movement.hpp"
 #include "types.hpp"
@@ -22,8 +23,9 @@ job reduction_job(const comm_state& st, collective c, std::uint64_t count, int r
 }
 
 // An elementwise reduction (allreduce, scan, exscan) of `count` elements.
+template <class Native>
 int elementwise(collective c, const void* sendbuf, void* recvbuf, int count, MPI_Datatype t, MPI_Op o, MPI_Comm comm,
-                MPI_Request* request, const native_form& native) {
+                MPI_Request* request, Native&& native) {
   return serve(
       c, comm, request,
       [&](comm_state& st) {
@@ -32,7 +34,7 @@ int elementwise(collective c, const void* sendbuf, void* recvbuf, int count, MPI
         j.out = recvbuf;
         return j;
       },
-      native);
+      std::forward<Native>(native));
 }
 
 // reduce_scatter(_block): in place, the input is recvbuf and the result lands in a
