@@ -28,13 +28,20 @@ double budget_per_variant(const mpi_sweep_settings& s) {
 
 std::string joined(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
-std::vector<std::string> program_arguments(const mpi_sweep_settings& s, const std::string& program) {
-  std::vector<std::string> colls, sizes;
+// The collectives asked for, comma-joined (--coll of the program and peer_run::coll).
+std::string coll_list(const mpi_sweep_settings& s) {
+  std::vector<std::string> colls;
   for (collective c : s.colls) colls.emplace_back(name(c));
+  return joined(colls);
+}
+
+std::vector<std::string> program_arguments(const mpi_sweep_settings& s, const std::string& program,
+                                           const std::string& colls) {
+  std::vector<std::string> sizes;
   for (std::uint64_t b : s.sizes) sizes.push_back(std::to_string(b));
   std::vector<std::string> args{program,
                                 "--coll",
-                                joined(colls),
+                                colls,
                                 "--algo",
                                 joined(s.algos),
                                 "--sizes",
@@ -63,23 +70,18 @@ std::string missing_rows(const mpi_sweep_settings& s, const std::vector<result_r
 }
 
 std::string last_error_line(const std::string& err) {
-  std::string last;
   for (const std::string& line : split_list(err, '\n'))
     if (line.find("error") != std::string::npos) return line;  // the program's own message first
-  for (const std::string& line : split_list(err, '\n'))
-    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
-  return last;
+  return last_nonblank_line(err);
 }
 
 peer_run launch(const mpi_sweep_settings& s, const std::string& impl, int p, bench_results& res) {
   peer_run run;
   run.impl = impl;
   run.p = p;
-  std::vector<std::string> colls;
-  for (collective c : s.colls) colls.emplace_back(name(c));
-  run.coll = joined(colls);
+  run.coll = coll_list(s);
   std::vector<std::string> cmd = launcher_command(impl, p, available_cores(), geteuid() == 0);
-  const std::vector<std::string> args = program_arguments(s, mpi_bench_program(s.dir, impl));
+  const std::vector<std::string> args = program_arguments(s, mpi_bench_program(s.dir, impl), run.coll);
   cmd.insert(cmd.end(), args.begin(), args.end());
   run.command = fmt::format("{}", fmt::join(cmd, " "));
 
@@ -117,9 +119,8 @@ peer_run launch(const mpi_sweep_settings& s, const std::string& impl, int p, ben
 }  // namespace
 
 std::string default_mpi_bench_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : (exe.parent_path() / "mpi").string();
+  const std::string exe = exe_dir();
+  return exe.empty() ? std::string() : (fs::path(exe) / "mpi").string();
 }
 
 std::string mpi_bench_program(const std::string& dir, const std::string& impl) {
@@ -137,12 +138,11 @@ std::vector<result_row> parse_mpi_bench_csv(const std::string& text) {
     try {
       result_row r;
       r.impl = f[0], r.coll = f[1], r.algo = f[4], r.selected = f[5];
-      std::size_t used = 0;
-      r.p = std::stoi(f[2], &used);
-      r.bytes = std::stoull(f[3], &used);
-      const double seconds = std::stod(f[6], &used);
-      r.batches = std::stoi(f[7], &used);
-      r.iterations = std::stoll(f[8], &used);
+      r.p = std::stoi(f[2]);
+      r.bytes = std::stoull(f[3]);
+      const double seconds = std::stod(f[6]);
+      r.batches = std::stoi(f[7]);
+      r.iterations = std::stoll(f[8]);
       r.checked = r.verified = f[9] == "true";
       r.status = f[10] == "skipped" ? "skipped" : "ok";
       if (f[10] == "cut") r.note = "the per-size budget (--max-time) cut the batches";

@@ -149,11 +149,24 @@ int available_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::string default_peers_dir() {
+std::string exe_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  for (const fs::path& dir : {exe.parent_path() / "bench" / "peers", exe.parent_path()})
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+std::string last_nonblank_line(const std::string& text) {
+  std::string last;
+  for (const std::string& line : split_list(text, '\n'))
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  return last;
+}
+
+std::string default_peers_dir() {
+  const std::string exe = exe_dir();
+  if (exe.empty()) return {};
+  std::error_code ec;
+  for (const fs::path& dir : {fs::path(exe) / "bench" / "peers", fs::path(exe)})
     if (fs::exists(dir / "mpi_collectives.openmpi", ec) || fs::exists(dir / "mpi_collectives.mpich", ec))
       return dir.string();
   return {};
@@ -200,12 +213,6 @@ peer_run run_peer(const peer_settings& s, std::string_view impl, collective c, i
 
   const process_result r = run_process(cmd, s.timeout_seconds);
   run.rows = parse_peer_csv(r.out);
-  auto last_error_line = [&] {
-    std::string last;
-    for (const std::string& line : split_list(r.err, '\n'))
-      if (line.find_first_not_of(" \t") != std::string::npos) last = line;
-    return last;
-  };
   if (!r.started) {
     run.status = "error";
     run.detail = "could not start " + cmd[0];
@@ -215,7 +222,8 @@ peer_run run_peer(const peer_settings& s, std::string_view impl, collective c, i
   } else if (r.exit_code != 0) {
     const bool unknown = r.err.find("unknown collective") != std::string::npos;
     run.status = unknown ? "n/a" : "error";
-    run.detail = unknown ? "the peer has no " + run.coll : fmt::format("exit {}: {}", r.exit_code, last_error_line());
+    run.detail =
+        unknown ? "the peer has no " + run.coll : fmt::format("exit {}: {}", r.exit_code, last_nonblank_line(r.err));
     if (r.exit_code == 127) run.detail = "could not run " + cmd[0];
   } else {
     run.status = "ok";

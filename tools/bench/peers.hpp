@@ -52,6 +52,10 @@ struct peer_run {
   std::vector<peer_row> rows;
 };
 
+// The directory of the running binary (from /proc/self/exe), or "" if it cannot be read.
+std::string exe_dir();
+// The last line of text with more than blanks and tabs, or "".
+std::string last_nonblank_line(const std::string& text);
 // <directory of the running ranklab binary>/bench/peers, or "" if it has no peer binaries.
 std::string default_peers_dir();
 // Runs mpi_collectives.<impl> for one collective and p over all sizes (bytes per rank).

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cli/option_parse.hpp"
+#include "xml_escape.hpp"
 
 namespace ranklab::tools::bench {
 
@@ -58,23 +59,6 @@ std::vector<std::uint64_t> size_ticks(std::uint64_t lo, std::uint64_t hi, int ma
 }
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '&')
-      o += "&amp;";
-    else if (ch == '<')
-      o += "&lt;";
-    else if (ch == '>')
-      o += "&gt;";
-    else if (ch == '"')
-      o += "&quot;";
-    else
-      o += ch;
-  }
-  return o;
-}
 
 std::string series_key(const result_row& row) { return row.impl == "ranklab" ? row.algo : row.impl; }
 
@@ -173,7 +157,7 @@ std::string render_svg(const bench_results& r) {
                      lx + 28, ly, st.color, st.width,
                      st.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", st.dash));
     s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2.6\" fill=\"{}\"/>\n", lx + 14, ly, st.color);
-    s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", lx + 34, ly + 4, escape(series_label(keys[i])));
+    s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", lx + 34, ly + 4, xml_escape(series_label(keys[i])));
   }
   if (panels.empty())
     s += fmt::format("<text x=\"10\" y=\"{}\">nothing to plot (no timed sizes above 0 bytes)</text>\n", top + 20);
@@ -200,7 +184,7 @@ std::string render_svg(const bench_results& r) {
 
     s += fmt::format(
         "<g>\n<text x=\"{}\" y=\"{}\" font-size=\"13\" font-weight=\"bold\" text-anchor=\"middle\">{}, p = {}</text>\n",
-        (x0 + x1) / 2, oy + 18, escape(pn.coll), pn.p);
+        (x0 + x1) / 2, oy + 18, xml_escape(pn.coll), pn.p);
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n", x0, y1,
                      x1 - x0, y0 - y1);
     for (std::uint64_t t :
@@ -233,11 +217,11 @@ std::string render_svg(const bench_results& r) {
       s += fmt::format(
           "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{} points=\"{}\"><title>{}</title></polyline>\n",
           st.color, st.width, st.dash.empty() ? "" : fmt::format(" stroke-dasharray=\"{}\"", st.dash), path,
-          escape(series_label(k)));
+          xml_escape(series_label(k)));
       for (const auto& [b, t] : v)
         s += fmt::format(
             "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.6\" fill=\"{}\"><title>{} {}: {} us</title></circle>\n", xs(b),
-            ys(t), st.color, escape(series_label(k)), size_label(static_cast<std::uint64_t>(b)), format_usec(t));
+            ys(t), st.color, xml_escape(series_label(k)), size_label(static_cast<std::uint64_t>(b)), format_usec(t));
     }
     s += "</g>\n";
   }

@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/machine.hpp"
 #include "bench/mpi_report.hpp"
@@ -115,20 +118,27 @@ sweep_settings checked_settings(const bench_options& o) {
   return s;
 }
 
-// The request as the results record it.
-bench_request request_of(const sweep_settings& s, const bench_options& o) {
+// The request as the results record it, in the fields both backends share (the settings are
+// a sweep_settings or an mpi_sweep_settings).
+template <class Settings>
+bench_request request_core(const Settings& s, const bench_options& o, double seconds, int batches) {
   bench_request q;
   for (collective c : s.colls) q.colls.emplace_back(name(c));
   q.algos = s.algos;
   q.ps = s.ps;
   q.sizes = s.sizes;
-  q.seconds = s.timing.target_seconds;
-  q.batches = s.timing.batches;
+  q.seconds = seconds;
+  q.batches = batches;
   q.quick = o.quick;
   q.check = s.check;
+  for (const std::string& a : o.argv) q.command_line += (q.command_line.empty() ? "" : " ") + a;
+  return q;
+}
+
+bench_request request_of(const sweep_settings& s, const bench_options& o) {
+  bench_request q = request_core(s, o, s.timing.target_seconds, s.timing.batches);
   q.compare = s.compare;
   q.baselines = s.baselines;
-  for (const std::string& a : o.argv) q.command_line += (q.command_line.empty() ? "" : " ") + a;
   return q;
 }
 
@@ -139,22 +149,38 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("error writing " + path);
 }
 
+// --output-dir: DIR/YYYY-MM-DD-<tag> (tag cut to 80 characters), DIR created.
+fs::path result_base(const bench_options& o, std::string tag) {
+  fs::create_directories(o.output_dir);
+  if (tag.size() > 80) tag = tag.substr(0, 80);
+  return fs::path(o.output_dir) / (local_date() + "-" + tag);
+}
+
+// Writes base.<extension> for each (extension, text), in order, and says so.
+void write_result_files(const bench_options& o, const fs::path& base,
+                        const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> extensions;
+  for (const auto& [extension, text] : files) {
+    write_file(base.string() + "." + extension, text);
+    extensions.push_back(extension);
+  }
+  if (!o.out.quiet) fmt::print(stderr, "wrote {}.{{{}}}\n", base.string(), fmt::join(extensions, ","));
+}
+
 // --output-dir: DIR/YYYY-MM-DD-<colls>.{json,csv,svg,md}.
 void write_result_set(const bench_options& o, const sweep_settings& s, const bench_results& res) {
-  fs::create_directories(o.output_dir);
   std::string tag;
   if (split_list(o.colls) == std::vector<std::string>{"all"})
     tag = "all";
   else
     for (collective c : s.colls) tag += (tag.empty() ? "" : "-") + std::string(name(c));
-  if (tag.size() > 80) tag = tag.substr(0, 80);
-  const fs::path base = fs::path(o.output_dir) / (local_date() + "-" + tag);
+  const fs::path base = result_base(o, tag);
   const std::string svg_name = base.filename().string() + ".svg";
-  write_file(base.string() + ".json", to_json(res).dump(2) + "\n");
-  write_file(base.string() + ".csv", to_csv(res));
-  write_file(base.string() + ".svg", render_svg(res));
-  write_file(base.string() + ".md", to_markdown(res, svg_name));
-  if (!o.out.quiet) fmt::print(stderr, "wrote {}.{{json,csv,svg,md}}\n", base.string());
+  write_result_files(o, base,
+                     {{"json", to_json(res).dump(2) + "\n"},
+                      {"csv", to_csv(res)},
+                      {"svg", render_svg(res)},
+                      {"md", to_markdown(res, svg_name)}});
 }
 
 void write_outputs(const bench_options& o, const sweep_settings& s, bench_results& res) {
@@ -269,31 +295,18 @@ void write_mpi_outputs(const bench_options& o, bench_results& res, const std::st
   if (!o.csv.empty()) write_file(o.csv, to_csv(res));
   if (o.out.json) write_json(o.out, j.dump(2));
   if (o.output_dir.empty()) return;
-  fs::create_directories(o.output_dir);
   std::string tag = "mpi";
   for (const std::string& c : res.request.colls) tag += "-" + c;
-  if (tag.size() > 80) tag = tag.substr(0, 80);
-  const fs::path base = fs::path(o.output_dir) / (local_date() + "-" + tag);
-  write_file(base.string() + ".json", j.dump(2) + "\n");
-  write_file(base.string() + ".csv", to_csv(res));
-  write_file(base.string() + ".md", mpi_markdown(res));
-  if (!o.out.quiet) fmt::print(stderr, "wrote {}.{{json,csv,md}}\n", base.string());
+  write_result_files(o, result_base(o, tag),
+                     {{"json", j.dump(2) + "\n"}, {"csv", to_csv(res)}, {"md", mpi_markdown(res)}});
 }
 
 int bench_mpi_command(const bench_options& o) {
   const mpi_sweep_settings s = checked_mpi_settings(o);
   const std::string load_before = load_average();
   bench_results res;
-  for (collective c : s.colls) res.request.colls.emplace_back(name(c));
-  res.request.algos = s.algos;
-  res.request.ps = s.ps;
-  res.request.sizes = s.sizes;
-  res.request.seconds = s.seconds;
-  res.request.batches = s.batches;
-  res.request.quick = o.quick;
-  res.request.check = s.check;
+  res.request = request_core(s, o, s.seconds, s.batches);
   res.request.baselines = false;
-  for (const std::string& a : o.argv) res.request.command_line += (res.request.command_line.empty() ? "" : " ") + a;
   const bool ok = run_mpi_sweep(s, res);
   write_mpi_outputs(o, res, load_before);
   return ok ? 0 : 1;
