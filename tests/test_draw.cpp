@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "../runtime/executors/verifier.hpp"
 #include "draw/figure.hpp"
 #include "draw/page.hpp"
 #include "draw/views.hpp"
 #include "ranklab/circulant.hpp"
+#include "ranklab/data_flow.hpp"
 #include "ranklab/ranklab.hpp"
 
 using namespace ranklab;
@@ -305,8 +305,8 @@ TEST_CASE("trace_data_flow: labels follow copies, messages and reductions; a con
   });
   REQUIRE(steps.size() == 3);
   for (std::uint32_t e = 0; e < 2; ++e) {
-    CHECK(steps[0][0][in_buffer][e] == held_data{0b01, e});  // rank 0's input
-    CHECK(!steps[0][0][out_buffer][e].known());              // never written
+    CHECK(steps[0][0][in_buffer][e] == held_data{0b01, e});   // rank 0's input
+    CHECK(!steps[0][0][out_buffer][e].known());               // never written
     CHECK(steps[0][1][out_buffer][e] == held_data{0b10, e});  // the prologue's copy
     CHECK(steps[1][1][out_buffer][e] == held_data{0b11, e});  // both contributions
     CHECK(!steps[2][1][out_buffer][e].known());               // rank 0's counted twice

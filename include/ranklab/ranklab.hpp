@@ -3,6 +3,7 @@
 #include "ranklab/call.hpp"
 #include "ranklab/collective.hpp"
 #include "ranklab/collectives.hpp"
+#include "ranklab/data_flow.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/datatype.hpp"
 #include "ranklab/errors.hpp"

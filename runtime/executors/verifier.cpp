@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "ranklab/data_flow.hpp"
 #include "ranklab/executor.hpp"
-#include "verifier.hpp"
 
 namespace ranklab {
 

@@ -129,10 +129,6 @@ view schedule_table(const table& t, bool stepping) {
   return {w.str(), width + 8, (2 + 2 * t.q + 1) * line + 8};
 }
 
-std::string placed(const view& v, double x, double y) {
-  return fmt::format("<g transform=\"translate({},{})\">\n{}</g>\n", num(x), num(y), v.markup);
-}
-
 }  // namespace
 
 std::string circulant_svg(int p, bool stepping) {
@@ -144,7 +140,7 @@ std::string circulant_svg(int p, bool stepping) {
   title.leaf(
       "text", {{"x", "0"}, {"y", "34"}, {"class", "caption"}},
       "recv[k]/send[k]: the block rank r receives/sends in round k of a phase (negative: none yet); b: baseblock");
-  std::string body = placed({title.str(), 0, 0}, margin, margin);
+  std::string body = translated({title.str(), 0, 0}, margin, margin);
   const double top = margin + 48;
   double width = 2 * margin + 9.5 * 84, height = top;  // the title's ~84 characters of 15-pixel text
   const view tab = schedule_table(t, stepping);
@@ -156,10 +152,10 @@ std::string circulant_svg(int p, bool stepping) {
     view largest;
     for (int k = -1; k < t.q; ++k) {
       const view g = graph(t, k);
-      body += fmt::format("<g data-step=\"{}\">\n{}</g>\n", k + 1, placed(g, margin, top));
+      body += fmt::format("<g data-step=\"{}\">\n{}</g>\n", k + 1, translated(g, margin, top));
       largest = g;
     }
-    body += placed(tab, margin + largest.width + 24, top + 40);
+    body += translated(tab, margin + largest.width + 24, top + 40);
     width = std::max(width, margin + largest.width + 24 + tab.width + margin);
     height = top + std::max(largest.height, tab.height + 40) + margin;
   } else {
@@ -172,18 +168,18 @@ std::string circulant_svg(int p, bool stepping) {
         y += row;
         row = 0;
       }
-      body += fmt::format("<g class=\"round-panel\" data-round=\"{}\">\n{}</g>\n", k, placed(g, x, y));
+      body += fmt::format("<g class=\"round-panel\" data-round=\"{}\">\n{}</g>\n", k, translated(g, x, y));
       x += g.width;
       row = std::max(row, g.height);
       width = std::max(width, x + margin);
     }
     if (t.q == 0) {  // p = 1: no rounds, just the one rank
       const view g = graph(t, -1);
-      body += placed(g, margin, y);
+      body += translated(g, margin, y);
       row = g.height;
     }
     y += row + 8;
-    body += placed(tab, margin, y);
+    body += translated(tab, margin, y);
     width = std::max(width, margin + tab.width + margin);
     height = y + tab.height + margin;
   }

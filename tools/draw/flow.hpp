@@ -9,7 +9,7 @@
 
 #include "draw/figure.hpp"
 // The verifier's data-flow hook is declared beside it, outside the public headers.
-#include "../../runtime/executors/verifier.hpp"
+#include "ranklab/data_flow.hpp"
 
 namespace ranklab::tools::draw {
 

@@ -12,10 +12,6 @@ namespace ranklab::tools::draw {
 
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // `make(stepping)` gives the SVG, laid out for stepping (HTML) or not.
 template <class Make>
 void write_drawing(const std::string& path, const std::string& title, Make make) {
@@ -33,8 +29,8 @@ void write_drawing(const std::string& path, const std::string& title, Make make)
 }  // namespace
 
 std::optional<file_format> format_of(std::string_view path) {
-  if (ends_with(path, ".svg")) return file_format::svg;
-  if (ends_with(path, ".html") || ends_with(path, ".htm")) return file_format::html;
+  if (path.ends_with(".svg")) return file_format::svg;
+  if (path.ends_with(".html") || path.ends_with(".htm")) return file_format::html;
   return std::nullopt;
 }
 

@@ -89,11 +89,11 @@ constexpr const char* script = R"((function () {
 })();
 )";
 
+}  // namespace
+
 std::string translated(const view& v, double x, double y) {
   return fmt::format("<g transform=\"translate({},{})\">\n{}</g>\n", num(x), num(y), v.markup);
 }
-
-}  // namespace
 
 std::string svg_document(const std::string& body, double width, double height,
                          const std::vector<std::string>& step_names) {

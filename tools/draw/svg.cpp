@@ -7,30 +7,6 @@
 
 namespace ranklab::tools::draw {
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
-
 std::string num(double x) { return fmt::format("{:.5g}", x); }
 
 void svg_writer::start(std::string_view tag, std::initializer_list<attr> attrs) {

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "xml_escape.hpp"
+
 namespace ranklab::tools::draw {
 
 struct attr {
@@ -12,7 +14,7 @@ struct attr {
   std::string value;
 };
 
-std::string xml_escape(std::string_view text);
+using tools::xml_escape;
 std::string num(double x);  // "12", "12.5"
 
 class svg_writer {

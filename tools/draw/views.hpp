@@ -27,5 +27,7 @@ view summary_view(const figure& fig);
 // small multiples, one grid per step, wrapped at about max_width.
 view flow_view(const figure& fig, bool stacked, double max_width);
 view legend_view();
+// `v` moved to (x, y) of the page it is placed on.
+std::string translated(const view& v, double x, double y);
 
 }  // namespace ranklab::tools::draw

@@ -1,8 +1,7 @@
 // The verifier's data-flow bookkeeping: which data every element of every rank's buffers
-// holds after each round, found by running the schedules on labels instead of values (the
-// same lockstep order as the sequential executor: all ranks' pre steps, the round's
-// messages staged and delivered, then all post steps). Tools draw it (`ranklab draw`:
-// the data-flow grid); tests check a collective's final state with it.
+// rank's buffers holds after each round, found by running the schedules on labels instead of values (the same lockstep
+// order as the sequential executor: all ranks' pre steps, the round's messages staged and delivered, then all post
+// steps). Tools draw it (`ranklab draw`: the data-flow grid); tests check a collective's final state with it.
 #pragma once
 #include <cstdint>
 #include <functional>
