@@ -90,6 +90,13 @@ void aim(operation& op, comm_state& cs, const call& c, std::shared_ptr<const cac
   op.entry = std::move(entry);
 }
 
+// Whether the blocking operation is still prepared for exactly this call: the schedule
+// cache's key (collective, counts, root, type, operator, algorithm) and the same buffers.
+// Everything the checks and the preparation derive from the call depends on nothing else.
+bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
+  return cs.prepared && cs.prepared_in == in && cs.prepared_out == out && detail::matches(*cs.prepared, c);
+}
+
 }  // namespace
 
 comm::comm(detail::team_state* team, int rank)
@@ -179,14 +186,13 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   op.p2p_to = dest;
   op.p2p_from = source;
   op.p2p_capacity = recv.size();
-  op.send_pieces.assign(dest == no_rank ? 0 : 1, piece{const_cast<std::byte*>(send.data()), send.size()});
-  op.recv_pieces.assign(source == no_rank ? 0 : 1, piece{recv.data(), recv.size()});
-  op.started = op.complete = false;
-  op.error = nullptr;
-  op.round = 0;
-  op.reset_round();
-  op.pieces_ready = true;
-  if (posted) {  // by the fast path: resume after the send
+  op.all_send_pieces.assign(dest == no_rank ? 0 : 1, piece{const_cast<std::byte*>(send.data()), send.size()});
+  op.all_recv_pieces.assign(source == no_rank ? 0 : 1, piece{recv.data(), recv.size()});
+  op.send_pieces = op.all_send_pieces;
+  op.recv_pieces = op.all_recv_pieces;
+  op.rewind();
+  cs.prepared = nullptr;  // the blocking operation no longer holds a collective
+  if (posted) {           // by the fast path: resume after the send
     op.started = op.pre_done = op.posted = true;
     op.received_bytes = 0;
   }
@@ -202,6 +208,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   team_->check_failure(rank_, "schedule");
   comm_state& cs = *state_;
   operation& op = cs.blocking;
+  cs.prepared = nullptr;
   prepare(op, s, in, out, type, reduction, cs.scratch, cs.scratch_bytes);
   op.entry.reset();
   op.name = "schedule";
@@ -211,12 +218,25 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
 }
 
 void comm::run_collective(const call& c, const void* in, void* out) {
-  auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
-  comm_state& cs = *state_;
-  operation& op = cs.blocking;
-  aim(op, cs, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
-  engine e{*team_, cs, rank_};
-  wait_for(e, op);
+  if (team_ && repeats_prepared_call(*state_, c, in, out)) {
+    // The same call on the same buffers as the last one: its checks passed and the blocking
+    // operation still holds its schedule and resolved buffers. Only the number is new.
+    operation& op = state_->blocking;
+    require_usable(team_, state_.get(), rank_, op.name);
+    team_->check_failure(rank_, op.name);
+    op.tag.call = ++state_->calls;
+    op.rewind();
+  } else {
+    auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
+    comm_state& cs = *state_;
+    operation& op = cs.blocking;
+    aim(op, cs, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
+    cs.prepared = op.entry.get();
+    cs.prepared_in = in;
+    cs.prepared_out = out;
+  }
+  engine e{*team_, *state_, rank_};
+  wait_for(e, state_->blocking);
   team_->slots[rank_].call.store(0, std::memory_order_relaxed);
 }
 
@@ -225,19 +245,17 @@ request comm::start_collective(const call& c, const void* in, void* out) {
   comm_state& cs = *state_;
   auto op = std::make_unique<operation>();
   aim(*op, cs, c, std::move(entry), in, out, op->scratch, op->scratch_bytes);
-  operation* raw = op.get();
-  engine e{*team_, cs, rank_};
-  start_progress_thread(*team_, state_, rank_);
-  locked(cs, [&] {
-    cs.active.push_back(raw);
-    try {
-      advance(e, *raw);  // start now: the first sends go out before the caller computes
-    } catch (...) {
-      team_->fail_with_current_exception(rank_);
-      abandon(*team_, rank_, *raw);
-    }
-  });
+  detail::launch(*team_, state_, rank_, *op);
   return request(team_, state_, rank_, std::move(op));
+}
+
+persistent_request comm::init_collective(const call& c, const void* in, void* out) {
+  auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
+  auto op = std::make_unique<operation>();
+  prepare(*op, entry->plan, in, out, c.type, c.reduction, op->scratch, op->scratch_bytes);
+  op->name = name(c.args.coll).data();
+  op->entry = std::move(entry);  // numbered by each start()
+  return persistent_request(team_, state_, rank_, std::move(op));
 }
 
 const algorithm* comm::last_algorithm() const { return state_ ? state_->last_algo : nullptr; }

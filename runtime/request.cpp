@@ -4,10 +4,12 @@
 #include "ranklab/request.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "detail/comm_state.hpp"
 #include "detail/engine.hpp"
 #include "detail/team_state.hpp"
+#include "executors/schedule_cache.hpp"
 #include "executors/thread_executor.hpp"
 #include "ranklab/errors.hpp"
 
@@ -20,6 +22,11 @@ using detail::engine;
 using detail::locked;
 using detail::progress_all;
 using detail::wait_for;
+}  // namespace
+
+namespace {
+bool test_operation(detail::team_state& t, detail::comm_state& cs, int rank, detail::operation& op);
+void forget(detail::comm_state& cs, const detail::operation* op);
 }  // namespace
 
 request::request() noexcept = default;
@@ -50,10 +57,7 @@ void request::release() noexcept {
     if (!done()) wait();
   } catch (...) {
   }
-  locked(*state_, [&] {
-    auto& active = state_->active;
-    active.erase(std::remove(active.begin(), active.end(), op_.get()), active.end());
-  });
+  forget(*state_, op_.get());
   op_.reset();
   state_.reset();
 }
@@ -74,36 +78,135 @@ bool usable(const std::shared_ptr<detail::comm_state>& state, const detail::oper
                       "the comm of this request has ended (its rank returned or its team was destroyed)");
   return false;
 }
-}  // namespace
 
-bool request::test() {
-  if (!op_) return true;
-  if (!usable(state_, *op_)) return true;
-  engine e{*team_, *state_, rank_};
+// Advances the rank's outstanding operations once; whether `op` is complete. Rethrows its
+// failure.
+bool test_operation(detail::team_state& t, detail::comm_state& cs, int rank, detail::operation& op) {
+  engine e{t, cs, rank};
   bool complete = false;
   std::exception_ptr error;
   try {
-    locked(*state_, [&] {
-      progress_all(e, op_.get());
-      complete = op_->complete;
-      error = op_->error;
+    locked(cs, [&] {
+      progress_all(e, &op);
+      complete = op.complete;
+      error = op.error;
     });
     // A polling loop must not spin forever on a team that has failed, nor on a deadlock.
     if (!complete) {
-      team_->check_failure(rank_, op_->name);
-      team_->note_poll(rank_, [&] { return locked(*state_, [&] { return blocked_on(e, *op_); }); });
+      t.check_failure(rank, op.name);
+      t.note_poll(rank, [&] { return locked(cs, [&] { return blocked_on(e, op); }); });
     }
   } catch (...) {
-    team_->fail_with_current_exception(rank_);
-    locked(*state_, [&] { abandon_all(*team_, rank_, *state_, op_.get()); });
+    t.fail_with_current_exception(rank);
+    locked(cs, [&] { abandon_all(t, rank, cs, &op); });
     throw;
   }
   if (complete && error) std::rethrow_exception(error);
   return complete;
 }
 
+// Takes `op` out of the rank's outstanding operations.
+void forget(detail::comm_state& cs, const detail::operation* op) {
+  locked(cs, [&] {
+    auto& active = cs.active;
+    active.erase(std::remove(active.begin(), active.end(), op), active.end());
+  });
+}
+}  // namespace
+
+bool request::test() {
+  if (!op_) return true;
+  if (!usable(state_, *op_)) return true;
+  return test_operation(*team_, *state_, rank_, *op_);
+}
+
 void request::wait() {
   if (!op_) return;
+  if (!usable(state_, *op_)) return;
+  engine e{*team_, *state_, rank_};
+  wait_for(e, *op_);
+}
+
+persistent_request::persistent_request() noexcept = default;
+persistent_request::persistent_request(detail::team_state* team, std::shared_ptr<detail::comm_state> state, int rank,
+                                       std::unique_ptr<detail::operation> op)
+    : team_(team), state_(std::move(state)), rank_(rank), op_(std::move(op)) {}
+persistent_request::persistent_request(persistent_request&& o) noexcept
+    : team_(o.team_),
+      state_(std::move(o.state_)),
+      rank_(o.rank_),
+      op_(std::move(o.op_)),
+      active_(std::exchange(o.active_, false)) {}
+persistent_request& persistent_request::operator=(persistent_request&& o) noexcept {
+  if (this != &o) {
+    release();
+    team_ = o.team_;
+    state_ = std::move(o.state_);
+    rank_ = o.rank_;
+    op_ = std::move(o.op_);
+    active_ = std::exchange(o.active_, false);
+  }
+  return *this;
+}
+persistent_request::~persistent_request() { release(); }
+
+void persistent_request::release() noexcept {
+  if (!op_) return;
+  if (active_ && !state_->ended.load(std::memory_order_acquire)) {
+    try {
+      wait();
+    } catch (...) {
+    }
+  }
+  settle();
+  op_.reset();
+  state_.reset();
+}
+
+void persistent_request::settle() noexcept {
+  if (!active_) return;
+  active_ = false;
+  if (!state_->ended.load(std::memory_order_acquire)) forget(*state_, op_.get());
+}
+
+void persistent_request::start() {
+  if (!op_) throw usage_error(rank_, "start", "empty persistent request (default-constructed or moved from)");
+  if (active_)
+    throw usage_error(rank_, op_->name,
+                      "persistent request started again before its last run completed (wait or test it first)");
+  if (state_->ended.load(std::memory_order_acquire))
+    throw usage_error(rank_, op_->name, "the comm of this persistent request has ended");
+  team_->check_failure(rank_, op_->name);
+  detail::comm_state& cs = *state_;
+  op_->tag = detail::tag_for(cs, op_->entry->key_call, *op_->entry);
+  op_->rewind();
+  active_ = true;
+  detail::launch(*team_, state_, rank_, *op_);
+}
+
+bool persistent_request::test() {
+  if (!active_) return true;
+  if (!usable(state_, *op_)) {
+    settle();
+    return true;
+  }
+  bool complete = false;
+  try {
+    complete = test_operation(*team_, *state_, rank_, *op_);
+  } catch (...) {
+    settle();
+    throw;
+  }
+  if (complete) settle();
+  return complete;
+}
+
+void persistent_request::wait() {
+  if (!active_) return;
+  struct settle_guard {
+    persistent_request& r;
+    ~settle_guard() { r.settle(); }
+  } guard{*this};
   if (!usable(state_, *op_)) return;
   engine e{*team_, *state_, rank_};
   wait_for(e, *op_);

@@ -1,10 +1,14 @@
 // The typed collective surface, written once for every backend: the MPI-style collectives
-// on ranges, each in a blocking form and a nonblocking i-form. Each checks the caller's
-// buffers, builds the `call` (make_call/make_vcall) and hands it to the backend, which
+// on ranges, each in a blocking form, a nonblocking i-form and a persistent *_init form.
+// Each checks the caller's buffers, builds the `call` (make_call/make_vcall) and hands it
+// to the backend, which
 // derives from collectives<Backend, Request> and provides
 //   int rank() const; int size() const;
 //   void run_collective(const call&, const void* in, void* out);
 //   Request start_collective(const call&, const void* in, void* out);
+// and, for the persistent *_init forms (instantiated only when used),
+//   Persistent init_collective(const call&, const void* in, void* out);
+// returning an object with start(), wait(), test(), done().
 // Counts are in elements, with MPI semantics.
 #pragma once
 #include <cstdint>
@@ -57,6 +61,8 @@ class collectives {
   void barrier(const algo& a = {}) { run(barrier_call(a)); }
   // Starts a barrier.
   [[nodiscard]] Request ibarrier(const algo& a = {}) { return start(barrier_call(a)); }
+  // A persistent barrier (MPI-4 *_init): checked and prepared once, run by every start().
+  [[nodiscard]] auto barrier_init(const algo& a = {}) { return init(barrier_call(a)); }
 
   // Copies the root's `buf` into every rank's `buf`.
   template <buffer_range R>
@@ -67,6 +73,11 @@ class collectives {
   template <buffer_range R>
   [[nodiscard]] Request ibcast(R&& buf, int root, const algo& a = {}) {
     return start(bcast_call(buf, root, a));
+  }
+  // A persistent bcast (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range R>
+  [[nodiscard]] auto bcast_init(R&& buf, int root, const algo& a = {}) {
+    return init(bcast_call(buf, root, a));
   }
 
   // Combines every rank's `in` with `o` into the root's `out` (may be empty at the other ranks).
@@ -79,6 +90,11 @@ class collectives {
   [[nodiscard]] Request ireduce(const I& in, O&& out, const op& o, int root, const algo& a = {}) {
     return start(reduce_call(in, out, o, root, a));
   }
+  // A persistent reduce (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto reduce_init(const I& in, O&& out, const op& o, int root, const algo& a = {}) {
+    return init(reduce_call(in, out, o, root, a));
+  }
 
   // Combines every rank's `in` with `o` into every rank's `out`.
   template <buffer_range I, buffer_range O>
@@ -89,6 +105,11 @@ class collectives {
   template <buffer_range I, buffer_range O>
   [[nodiscard]] Request iallreduce(const I& in, O&& out, const op& o, const algo& a = {}) {
     return start(allreduce_call(in, out, o, a));
+  }
+  // A persistent allreduce (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto allreduce_init(const I& in, O&& out, const op& o, const algo& a = {}) {
+    return init(allreduce_call(in, out, o, a));
   }
 
   // allreduce in place: `inout` is both the rank's input and the result.
@@ -101,6 +122,11 @@ class collectives {
   [[nodiscard]] Request iallreduce(R&& inout, const op& o, const algo& a = {}) {
     return start(allreduce_call(inout, o, a));
   }
+  // A persistent allreduce in place (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range R>
+  [[nodiscard]] auto allreduce_init(R&& inout, const op& o, const algo& a = {}) {
+    return init(allreduce_call(inout, o, a));
+  }
 
   // Inclusive prefix reduction: rank r's `out` combines the `in` of ranks 0..r.
   template <buffer_range I, buffer_range O>
@@ -111,6 +137,11 @@ class collectives {
   template <buffer_range I, buffer_range O>
   [[nodiscard]] Request iscan(const I& in, O&& out, const op& o, const algo& a = {}) {
     return start(scan_call(in, out, o, a));
+  }
+  // A persistent scan (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto scan_init(const I& in, O&& out, const op& o, const algo& a = {}) {
+    return init(scan_call(in, out, o, a));
   }
 
   // Exclusive prefix reduction over ranks 0..r-1; rank 0's `out` is left unchanged (MPI: undefined).
@@ -123,6 +154,11 @@ class collectives {
   [[nodiscard]] Request iexscan(const I& in, O&& out, const op& o, const algo& a = {}) {
     return start(exscan_call(in, out, o, a));
   }
+  // A persistent exscan (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto exscan_init(const I& in, O&& out, const op& o, const algo& a = {}) {
+    return init(exscan_call(in, out, o, a));
+  }
 
   // Every rank's `out` receives all ranks' `in`, in rank order.
   template <buffer_range I, buffer_range O>
@@ -133,6 +169,11 @@ class collectives {
   template <buffer_range I, buffer_range O>
   [[nodiscard]] Request iallgather(const I& in, O&& out, const algo& a = {}) {
     return start(allgather_call(in, out, a));
+  }
+  // A persistent allgather (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto allgather_init(const I& in, O&& out, const algo& a = {}) {
+    return init(allgather_call(in, out, a));
   }
 
   // Combines every rank's `in` with `o`; rank r receives block r of the result in `out`.
@@ -145,6 +186,11 @@ class collectives {
   [[nodiscard]] Request ireduce_scatter_block(const I& in, O&& out, const op& o, const algo& a = {}) {
     return start(reduce_scatter_block_call(in, out, o, a));
   }
+  // A persistent reduce_scatter_block (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto reduce_scatter_block_init(const I& in, O&& out, const op& o, const algo& a = {}) {
+    return init(reduce_scatter_block_call(in, out, o, a));
+  }
 
   // Rank r receives block r of the root's `in` (significant at the root only).
   template <buffer_range I, buffer_range O>
@@ -155,6 +201,11 @@ class collectives {
   template <buffer_range I, buffer_range O>
   [[nodiscard]] Request iscatter(const I& in, O&& out, int root, const algo& a = {}) {
     return start(scatter_call(in, out, root, a));
+  }
+  // A persistent scatter (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto scatter_init(const I& in, O&& out, int root, const algo& a = {}) {
+    return init(scatter_call(in, out, root, a));
   }
 
   // The root's `out` receives all ranks' `in`, in rank order.
@@ -167,6 +218,11 @@ class collectives {
   [[nodiscard]] Request igather(const I& in, O&& out, int root, const algo& a = {}) {
     return start(gather_call(in, out, root, a));
   }
+  // A persistent gather (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto gather_init(const I& in, O&& out, int root, const algo& a = {}) {
+    return init(gather_call(in, out, root, a));
+  }
 
   // Block j of rank i's `in` goes to block i of rank j's `out`.
   template <buffer_range I, buffer_range O>
@@ -177,6 +233,11 @@ class collectives {
   template <buffer_range I, buffer_range O>
   [[nodiscard]] Request ialltoall(const I& in, O&& out, const algo& a = {}) {
     return start(alltoall_call(in, out, a));
+  }
+  // A persistent alltoall (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto alltoall_init(const I& in, O&& out, const algo& a = {}) {
+    return init(alltoall_call(in, out, a));
   }
 
   // The v-collectives: every rank passes the full counts (and optional displacements),
@@ -193,6 +254,12 @@ class collectives {
                                     const algo& a = {}) {
     return start(allgatherv_call(in, out, counts, displs, a));
   }
+  // A persistent allgatherv (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto allgatherv_init(const I& in, O&& out, counts_view counts, counts_view displs = {},
+                                     const algo& a = {}) {
+    return init(allgatherv_call(in, out, counts, displs, a));
+  }
 
   // Combines every rank's `in` with `o`; rank r receives the counts[r] elements of its block.
   template <buffer_range I, buffer_range O>
@@ -203,6 +270,11 @@ class collectives {
   template <buffer_range I, buffer_range O>
   [[nodiscard]] Request ireduce_scatter(const I& in, O&& out, counts_view counts, const op& o, const algo& a = {}) {
     return start(reduce_scatter_call(in, out, counts, o, a));
+  }
+  // A persistent reduce_scatter (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto reduce_scatter_init(const I& in, O&& out, counts_view counts, const op& o, const algo& a = {}) {
+    return init(reduce_scatter_call(in, out, counts, o, a));
   }
 
   // scatter with counts[r] elements for rank r, at displs[r] of the root's `in`.
@@ -216,6 +288,12 @@ class collectives {
                                   const algo& a = {}) {
     return start(scatterv_call(in, out, counts, root, displs, a));
   }
+  // A persistent scatterv (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto scatterv_init(const I& in, O&& out, counts_view counts, int root, counts_view displs = {},
+                                   const algo& a = {}) {
+    return init(scatterv_call(in, out, counts, root, displs, a));
+  }
 
   // gather with counts[r] elements from rank r, at displs[r] of the root's `out`.
   template <buffer_range I, buffer_range O>
@@ -228,6 +306,12 @@ class collectives {
                                  const algo& a = {}) {
     return start(gatherv_call(in, out, counts, root, displs, a));
   }
+  // A persistent gatherv (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto gatherv_init(const I& in, O&& out, counts_view counts, int root, counts_view displs = {},
+                                  const algo& a = {}) {
+    return init(gatherv_call(in, out, counts, root, displs, a));
+  }
 
   // alltoall with counts[i*p + j] elements from rank i to rank j (row-major p x p, alike on all ranks).
   template <buffer_range I, buffer_range O>
@@ -239,6 +323,11 @@ class collectives {
   [[nodiscard]] Request ialltoallv(const I& in, O&& out, counts_view counts, const algo& a = {}) {
     return start(alltoallv_call(in, out, counts, a));
   }
+  // A persistent alltoallv (MPI-4 *_init): checked and prepared once, run by every start().
+  template <buffer_range I, buffer_range O>
+  [[nodiscard]] auto alltoallv_init(const I& in, O&& out, counts_view counts, const algo& a = {}) {
+    return init(alltoallv_call(in, out, counts, a));
+  }
 
  private:
   using prepared = detail::prepared_call;
@@ -248,6 +337,7 @@ class collectives {
 
   void run(const prepared& p) { self().run_collective(p.c, p.in, p.out); }
   Request start(const prepared& p) { return self().start_collective(p.c, p.in, p.out); }
+  auto init(const prepared& p) { return self().init_collective(p.c, p.in, p.out); }
 
   template <class R>
   static constexpr datatype type_of() {

@@ -67,6 +67,9 @@ class comm : public collectives<comm, request> {
   // buffer_extents() gives for this rank.
   void run_collective(const call& c, const void* in, void* out);
   [[nodiscard]] request start_collective(const call& c, const void* in, void* out);
+  // The persistent form: checks the call and prepares it once (persistent_request::start
+  // runs it). The buffers must stay valid, and unchanged in size, while it lives.
+  [[nodiscard]] persistent_request init_collective(const call& c, const void* in, void* out);
   // Runs a schedule on the thread executor (for custom or hand-built schedules).
   void execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction = ops::sum);
   // The algorithm the last collective call used and why (for --explain and logs).

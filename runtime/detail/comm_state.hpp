@@ -30,6 +30,12 @@ struct comm_state {
   std::list<std::shared_ptr<cached_schedule>> cache;  // most recent first
   const algorithm* last_algo = nullptr;
   std::string last_reason;
+  // The call `blocking` is prepared for (its schedule-cache entry, which the operation keeps
+  // alive, and buffers); null once the operation served anything else. A blocking call
+  // that repeats it skips the checks, the cache lookup and the preparation.
+  const cached_schedule* prepared = nullptr;
+  const void* prepared_in = nullptr;
+  const void* prepared_out = nullptr;
 
   // Optional progress thread (team_options::progress_thread): it and the rank thread take
   // `progress_lock` around every advance.

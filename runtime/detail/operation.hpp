@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "detail/aligned_buffer.hpp"
@@ -48,23 +49,34 @@ struct operation {
   bool posted = false;
   bool by_descriptor = false;
   bool received = false;
-  bool pieces_ready = false;
   bool fence_arrived = false;
-  std::uint64_t fence_target = 0;  // the fence counter's value that lets us pass
+  std::uint64_t fence_target = 0;  // the fence count (flags) or counter value that lets us pass
+  int fence_waits_for = 0;         // flag fence: the first rank not yet seen at the fence
   std::uint64_t round_begin_ns = 0;
   std::uint64_t received_bytes = 0;
   // The large-message descriptor that receivers read. Heap-allocated so that a failed
   // operation can hand a descriptor a receiver may still look at over to the team
   // (team_state::retire) instead of freeing it with the operation.
   std::unique_ptr<send_descriptor> descriptor;
-  std::vector<piece> send_pieces, recv_pieces;
+  // Every message region of the schedule resolved to memory once, when the operation is
+  // prepared (indexed like the schedule's regions: round::send_begin...), so that a round,
+  // and a repeated call, resolves nothing; and the current round's part of them.
+  std::vector<piece> all_send_pieces, all_recv_pieces;
+  std::span<const piece> send_pieces, recv_pieces;
 
   // Point-to-point rounds are not schedules: a single round described here.
   bool p2p = false;
   int p2p_to = no_rank, p2p_from = no_rank;
   std::uint64_t p2p_capacity = 0;
 
-  void reset_round() { pre_done = posted = by_descriptor = received = pieces_ready = fence_arrived = false; }
+  void reset_round() { pre_done = posted = by_descriptor = received = fence_arrived = false; }
+  // Rewinds the operation to its first round (a new call of the same preparation).
+  void rewind() {
+    started = complete = false;
+    error = nullptr;
+    round = 0;
+    reset_round();
+  }
 };
 
 // A message taken from a mailbox before the call it belongs to asked for it (another

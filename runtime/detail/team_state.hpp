@@ -61,9 +61,11 @@ struct alignas(64) rank_slot {
     std::atomic<const buffer_table*> table{nullptr};
   };
   std::array<published_buffers, 16> published;
-  // Fences this rank has met per call slot (team_state::fences); kept with the team, like
-  // the counters, so that a later comm of the same rank continues the count.
-  std::array<std::uint64_t, 16> fences_met{};
+  // Fences this rank has met per call slot; kept with the team, like the fence counters, so
+  // that a later comm of the same rank continues the count. Written by the owner only; in
+  // a team of at most flag_fence_ranks the other ranks read it to pass a fence (the flag
+  // fence), so it lives on lines of its own.
+  alignas(64) std::array<std::atomic<std::uint64_t>, 16> fences_met{};
   // Set while the rank runs steps that may read other ranks' buffers.
   std::atomic<bool> reading_remote{false};
   // When the rank last polled an unfinished request (team time + 1; 0: not polling). A
@@ -74,6 +76,13 @@ struct alignas(64) rank_slot {
 
 // Calls in flight at once (nonblocking requests) are told apart by call number modulo this.
 inline constexpr std::size_t call_slots = 16;
+
+// Teams of at most this many ranks meet at a fence (schedule::fence) by flags: each rank
+// announces the fences it has met in its own line and waits until every other rank's line
+// shows the same, so that a fence costs one cache-line crossing per peer instead of p
+// read-modify-writes of one shared counter line. Larger teams, where each rank would read p
+// lines, meet at the counter below.
+inline constexpr int flag_fence_ranks = 8;
 
 // A team-wide fence counter (schedule::fence), one per call slot. It only grows: a rank's
 // j-th fence in a slot is passed once the counter reaches j * p, and every rank meets the

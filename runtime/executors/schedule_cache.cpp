@@ -42,7 +42,9 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
   return h;
 }
 
-bool same_call(const cached_schedule& e, const call& c) {
+}  // namespace
+
+bool matches(const cached_schedule& e, const call& c) {
   const call& k = e.key_call;
   return k.args.coll == c.args.coll && k.args.root == c.args.root && k.args.count == c.args.count &&
          k.args.commutative == c.args.commutative && k.args.params == c.args.params && k.type == c.type &&
@@ -50,12 +52,14 @@ bool same_call(const cached_schedule& e, const call& c) {
          e.requested == c.choice.name && k.args.counts == c.args.counts && k.args.displs == c.args.displs;
 }
 
+namespace {
+
 constexpr std::size_t cache_capacity = 16;
 
 }  // namespace
 
 std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p) {
-  auto it = std::find_if(cs.cache.begin(), cs.cache.end(), [&](const auto& e) { return same_call(*e, c); });
+  auto it = std::find_if(cs.cache.begin(), cs.cache.end(), [&](const auto& e) { return matches(*e, c); });
   if (it != cs.cache.end()) {
     if (it != cs.cache.begin()) cs.cache.splice(cs.cache.begin(), cs.cache, it);
     return cs.cache.front();

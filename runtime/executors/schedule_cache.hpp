@@ -31,6 +31,10 @@ struct cached_schedule {
 // invalid arguments or an algorithm that does not take them.
 std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p);
 
+// Whether `e` is the cache entry of call `c` (the same arguments, type, operator and
+// algorithm choice).
+bool matches(const cached_schedule& e, const call& c);
+
 // The tag of the rank's next collective call: numbers it and carries the signature.
 call_tag tag_for(comm_state& cs, const call& c, const cached_schedule& entry);
 

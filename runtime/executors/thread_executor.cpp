@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "executors/progress_thread.hpp"
 #include "executors/schedule_cache.hpp"
 #include "mailbox/protocol.hpp"
 #include "ranklab/errors.hpp"
@@ -113,6 +114,40 @@ void check_fence_partner(engine& e, const operation& op) {
   throw_peer_mismatch(context, next, in_another_call);
 }
 
+// A fence (schedule::fence). Every rank meets the same fences of a call slot in the same
+// order, so the j-th fence of a slot is passed once every rank has met j fences there: by
+// flags (each rank's fences_met) in small teams, by the slot's counter reaching j * p in
+// large ones. The rank that completes a fence wakes any that sleep.
+bool fence_passed(engine& e, operation& op) {
+  const std::size_t slot = op.tag.call % call_slots;
+  if (e.t.p > flag_fence_ranks) return e.t.fences[slot].arrived.load(std::memory_order_acquire) >= op.fence_target;
+  // Ranks seen arrived stay arrived for this fence: resume at the first one not seen yet.
+  for (int& k = op.fence_waits_for; k < e.t.p; ++k) {
+    if (k == e.me) continue;
+    if (e.t.slots[k].fences_met[slot].load(std::memory_order_seq_cst) < op.fence_target) return false;
+  }
+  return true;
+}
+
+void arrive_at_fence(engine& e, operation& op) {
+  const std::size_t slot = op.tag.call % call_slots;
+  auto& met = e.t.slots[e.me].fences_met[slot];
+  const std::uint64_t mine = met.load(std::memory_order_relaxed) + 1;
+  count_progress(e);
+  op.fence_waits_for = 0;
+  if (e.t.p <= flag_fence_ranks) {
+    op.fence_target = mine;
+    // seq_cst store, then seq_cst loads in fence_passed: of two ranks arriving together, at
+    // least one sees the other's flag (the last to arrive sees all and wakes the sleepers).
+    met.store(mine, std::memory_order_seq_cst);
+    if (fence_passed(e, op)) e.t.ring_all();
+    return;
+  }
+  met.store(mine, std::memory_order_relaxed);
+  op.fence_target = mine * static_cast<std::uint64_t>(e.t.p);
+  if (e.t.fences[slot].arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target) e.t.ring_all();
+}
+
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
   e.t.slots[e.me].trace.push_back(trace_event{
       e.me, op.tag.call, op.tag.coll == point_to_point ? "p2p" : name(static_cast<collective>(op.tag.coll)),
@@ -157,10 +192,13 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
     op.buffers.base.push_back(scratch.get() + at);
     at += (count * type.size + 63) / 64 * 64;
   }
-  op.started = op.complete = false;
-  op.error = nullptr;
-  op.round = 0;
-  op.reset_round();
+  op.all_send_pieces.clear();
+  op.all_recv_pieces.clear();
+  for (const round& rd : s.rounds()) {
+    for (const region& r : s.send_regions(rd)) op.all_send_pieces.push_back(op.buffers.resolve(r));
+    for (const region& r : s.recv_regions(rd)) op.all_recv_pieces.push_back(op.buffers.resolve(r));
+  }
+  op.rewind();
 }
 
 bool advance(engine& e, operation& op) {
@@ -184,24 +222,16 @@ bool advance(engine& e, operation& op) {
       op.received_bytes = 0;  // kept after the round: sendrecv returns it
       op.pre_done = moved = true;
     }
-    if (!op.pieces_ready) {
-      if (rd) {
-        op.send_pieces.clear();
-        for (const region& r : op.plan->send_regions(*rd)) op.send_pieces.push_back(op.buffers.resolve(r));
-        op.recv_pieces.clear();
-        for (const region& r : op.plan->recv_regions(*rd)) op.recv_pieces.push_back(op.buffers.resolve(r));
-      }
-      op.pieces_ready = true;
+    if (rd) {
+      op.send_pieces = std::span(op.all_send_pieces).subspan(rd->send_begin, rd->send_end - rd->send_begin);
+      op.recv_pieces = std::span(op.all_recv_pieces).subspan(rd->recv_begin, rd->recv_end - rd->recv_begin);
     }
     if (rd && rd->fence) {
-      auto& counter = e.t.fences[op.tag.call % call_slots].arrived;
       if (!op.fence_arrived) {
-        op.fence_target = ++e.t.slots[e.me].fences_met[op.tag.call % call_slots] * static_cast<std::uint64_t>(e.t.p);
-        if (counter.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target) e.t.ring_all();
+        arrive_at_fence(e, op);
         op.fence_arrived = moved = true;
-        count_progress(e);
       }
-      if (counter.load(std::memory_order_acquire) < op.fence_target) return moved;
+      if (!fence_passed(e, op)) return moved;
       check_fence_partner(e, op);
     }
     if (to != no_rank && !op.posted) {
@@ -261,6 +291,20 @@ void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
   }
   op.error = std::move(why);
   op.complete = true;
+}
+
+void launch(team_state& t, const std::shared_ptr<comm_state>& cs, int me, operation& op) {
+  start_progress_thread(t, cs, me);
+  engine e{t, *cs, me};
+  locked(*cs, [&] {
+    cs->active.push_back(&op);
+    try {
+      advance(e, op);
+    } catch (...) {
+      t.fail_with_current_exception(me);
+      abandon(t, me, op);
+    }
+  });
 }
 
 bool progress_all(engine& e, operation* first) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -24,6 +25,11 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
 
 // Moves the operation as far as it can go without waiting. Returns whether anything moved.
 bool advance(engine& e, operation& op);
+
+// Makes `op` (prepared and numbered) one of the rank's outstanding operations and starts
+// it, so that its first sends go out before the caller computes. A failure fails the team
+// and completes `op` with the error (its request reports it).
+void launch(team_state& t, const std::shared_ptr<comm_state>& cs, int me, operation& op);
 
 // Advances `first` (may be null) and every outstanding request.
 bool progress_all(engine& e, operation* first);
