@@ -166,9 +166,8 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
       for (int i = 0; i < team_->spin_limit; ++i) {
         if (cell.seq.load(std::memory_order_acquire) == seq) {
           if (cell.coll != detail::point_to_point || cell.bytes > recv.size()) break;  // the general path explains
-          const std::size_t bytes = cell.bytes;
-          if (bytes) std::memcpy(recv.data(), cell.payload, bytes);
-          box.consumed.store(seq, std::memory_order_release);
+          const std::size_t bytes = box.copy_express(seq, recv.data());
+          box.consumed.store(seq + cell.lines - 1, std::memory_order_release);
           count_progress(e);
           return bytes;
         }
@@ -210,6 +209,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   operation& op = cs.blocking;
   cs.prepared = nullptr;
   prepare(op, s, in, out, type, reduction, cs.scratch, cs.scratch_bytes);
+  op.publishes = true;  // a hand-built schedule's peers may read us after message rounds alone
   op.entry.reset();
   op.name = "schedule";
   op.tag = call_tag{};  // a custom schedule matches like point-to-point rounds

@@ -42,6 +42,7 @@ struct operation {
 
   // Progress: the prologue, then per round: pre steps, post the send, take the receive,
   // wait for the send's release, post steps.
+  bool publishes = false;  // its plan shares buffers (fences, direct steps): see prepare()
   bool started = false;
   bool complete = false;
   std::size_t round = 0;

@@ -8,6 +8,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <string>
@@ -192,6 +193,10 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
     op.buffers.base.push_back(scratch.get() + at);
     at += (count * type.size + 63) / 64 * 64;
   }
+  // Others look at our published entry only through a fence (its partner check and the
+  // direct reads after it): a plan without fences and direct steps needs none.
+  op.publishes = s.reads_remote() ||
+                 std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
   op.all_send_pieces.clear();
   op.all_recv_pieces.clear();
   for (const round& rd : s.rounds()) {
@@ -207,7 +212,7 @@ bool advance(engine& e, operation& op) {
   const bool tracing = e.t.options.trace;
   if (!op.started) {
     if (op.plan && slot_busy(e, op)) return false;
-    if (op.plan) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
+    if (op.publishes) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
     if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;
   }
@@ -276,9 +281,9 @@ void withdraw_buffers(team_state& t, int me, const operation& op) {
 
 void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
   if (op.complete) return;
-  // Every started collective published its buffers: others may be reading them (or, for
+  // A started collective that published its buffers: others may be reading them (or, for
   // push steps, writing them) even if this rank itself never reads remotely.
-  if (op.started && op.plan) withdraw_buffers(t, me, op);
+  if (op.started && op.publishes) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
     // Withdraw the message. If no receiver has claimed it, a receiver may still take the
     // header later and look at the descriptor (finding it cancelled): the team keeps it.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -24,34 +25,45 @@ std::string describe_tag(std::uint8_t coll, std::uint32_t call, int root) {
   return s;
 }
 
-// Takes the express lane's next cell for `box` if the receiver has freed it.
-express_cell* express_slot(mailbox& box) {
-  const std::uint32_t seq = box.sent + 1;
-  if (seq - box.known_consumed > express_cells) {
+// Whether the express lane's next `lines` cells for `box` are free (the receiver has taken
+// what they held).
+bool express_room(mailbox& box, std::uint32_t lines) {
+  const std::uint32_t last = box.sent + lines;
+  if (last - box.known_consumed > express_cells) {
     box.known_consumed = box.consumed.load(std::memory_order_acquire);
-    if (seq - box.known_consumed > express_cells) return nullptr;
+    if (last - box.known_consumed > express_cells) return false;
   }
-  return &box.cell(seq);
+  return true;
 }
 
 }  // namespace
 
 bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std::span<const piece> pieces,
                       std::uint64_t bytes) {
-  if (bytes > express_payload || bytes > e.t.options.eager_limit) return false;
-  express_cell* cell = express_slot(box);
-  if (!cell) return false;
-  cell->coll = tag.coll;
-  cell->bytes = static_cast<std::uint8_t>(bytes);
-  cell->call = tag.call;
-  cell->root = tag.root;
-  cell->signature = tag.signature;
-  std::byte* dst = cell->payload;
-  for (const piece& pc : pieces) {
-    if (pc.bytes) std::memcpy(dst, pc.data, pc.bytes);
-    dst += pc.bytes;
-  }
-  cell->seq.store(++box.sent, std::memory_order_release);
+  if (bytes > express_max_bytes || bytes > e.t.options.eager_limit) return false;
+  const std::uint32_t lines = express_lines(bytes);
+  if (!express_room(box, lines)) return false;
+  const std::uint32_t seq = box.sent + 1;
+  express_cell& head = box.cell(seq);
+  head.coll = tag.coll;
+  head.bytes = static_cast<std::uint8_t>(bytes);
+  head.lines = static_cast<std::uint16_t>(lines);
+  head.call = tag.call;
+  head.root = tag.root;
+  head.signature = tag.signature;
+  // The pieces, packed across the lines' payloads.
+  std::uint32_t line = 0;
+  std::size_t at = 0;  // within the line's payload
+  for (const piece& pc : pieces)
+    for (std::size_t done = 0; done < pc.bytes;) {
+      if (at == express_payload) ++line, at = 0;
+      const std::size_t n = std::min(pc.bytes - done, express_payload - at);
+      std::memcpy(box.cell(seq + line).payload + at, pc.data + done, n);
+      done += n;
+      at += n;
+    }
+  box.sent += lines;
+  head.seq.store(seq, std::memory_order_release);
   count_progress(e);
   e.t.ring(to);
   return true;
@@ -167,7 +179,8 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
 // is consumed. Returns false if it has not arrived.
 bool take_next(mailbox& box, message_header& h, std::vector<chunk>& payload) {
   const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
-  express_cell& cell = box.cell(seq);
+  const express_cell& cell = box.cell(seq);
+  std::uint32_t last = seq;
   if (cell.seq.load(std::memory_order_acquire) == seq) {
     h = message_header{};
     h.coll = cell.coll;
@@ -176,7 +189,8 @@ bool take_next(mailbox& box, message_header& h, std::vector<chunk>& payload) {
     h.signature = cell.signature;
     h.bytes = cell.bytes;
     h.seq = seq;
-    std::memcpy(payload[0].bytes + header_bytes, cell.payload, h.bytes);
+    box.copy_express(seq, payload[0].bytes + header_bytes);
+    last = seq + cell.lines - 1;
   } else {
     auto& queue = box.queue;
     if (queue.read_available() == 0) return false;
@@ -187,7 +201,7 @@ bool take_next(mailbox& box, message_header& h, std::vector<chunk>& payload) {
     else
       queue.pop();
   }
-  box.consumed.store(seq, std::memory_order_release);
+  box.consumed.store(last, std::memory_order_release);
   return true;
 }
 
