@@ -1,12 +1,15 @@
 # `ranklab bench` from the command line (included by tests/CMakeLists.txt):
-#   cli_bench_sweep    a tiny sweep (allreduce, bcast; p = 2, 3; 8 B and 1 KiB; --quick)
-#                      writing JSON, CSV and SVG;
+#   cli_bench_sweep    a tiny sweep (barrier, allreduce, bcast; p = 2, 3; 8 B and 1 KiB;
+#                      --quick) writing JSON, CSV and SVG;
 #   cli_bench_json     test_bench_output checks that JSON: every (coll, algo, p, size) there
-#                      and verified, or skipped for a precondition;
+#                      and verified, or skipped for a precondition; the baselines (memcpy
+#                      with what it copied, oneTBB, OpenMP when built) verified; the machine
+#                      table with the OpenMP runtime and the cache-line round trip;
+#   cli_bench_help     --help lists --require-quiet and the OpenMP baseline;
 #   cli_bench_errors_* unknown collective / algorithm, bad size: a clear message.
 set(_bench_out ${CMAKE_CURRENT_BINARY_DIR}/cli_bench)
 add_test(NAME cli_bench_sweep
-  COMMAND $<TARGET_FILE:ranklab_tool> bench --coll allreduce,bcast --algo all --p 2,3 --sizes 8,1Ki
+  COMMAND $<TARGET_FILE:ranklab_tool> bench --coll barrier,allreduce,bcast --algo all --p 2,3 --sizes 8,1Ki
           --quick --quiet --json ${_bench_out}.json --csv ${_bench_out}.csv --plot ${_bench_out}.svg)
 set_tests_properties(cli_bench_sweep PROPERTIES FIXTURES_SETUP cli_bench_json TIMEOUT 120)
 
@@ -23,3 +26,6 @@ set_tests_properties(cli_bench_errors_coll PROPERTIES PASS_REGULAR_EXPRESSION "-
 set_tests_properties(cli_bench_errors_algo PROPERTIES
   PASS_REGULAR_EXPRESSION "--algo nonsense: not an algorithm of the requested collectives")
 set_tests_properties(cli_bench_errors_size PROPERTIES PASS_REGULAR_EXPRESSION "'1Qi': unknown unit")
+
+add_test(NAME cli_bench_help COMMAND $<TARGET_FILE:ranklab_tool> bench --help)
+set_tests_properties(cli_bench_help PROPERTIES PASS_REGULAR_EXPRESSION "--require-quiet.*OpenMP|OpenMP.*--require-quiet")

@@ -1,5 +1,7 @@
 // `ranklab bench`: unit tests of its pure parts (size lists, statistics, the meaning of bytes
-// per rank, plot scales and ticks, the peers' CSV), and the checker of a sweep's JSON: when
+// per rank, plot scales and ticks, the peers' CSV, the memcpy baselines' sizes and shares,
+// the lockstep statistics on made-up durations, the load check), the OpenMP baseline's
+// kernels against the sequential reference, and the checker of a sweep's JSON: when
 // RANKLAB_BENCH_JSON names a file (tests/cli_bench.cmake runs a tiny sweep first), every
 // requested (coll, algo, p, size) must be there and verified, or skipped because the
 // algorithm's preconditions (checked here independently) reject the call.
@@ -13,6 +15,10 @@
 #include <set>
 #include <sstream>
 
+#include "bench/lockstep.hpp"
+#include "bench/machine.hpp"
+#include "bench/measure.hpp"
+#include "bench/omp_baseline.hpp"
 #include "bench/peers.hpp"
 #include "bench/plot.hpp"
 #include "bench/report.hpp"
@@ -87,6 +93,127 @@ TEST_CASE("bench: bytes per rank mean what the MPI peer means") {
   CHECK(a2av.args.counts.size() == 9);
   CHECK(buffer_bytes(bc) == 4 * 1024);
   CHECK(buffer_bytes(ar) == 2 * 4 * 1024);
+}
+
+TEST_CASE("bench: the memcpy baselines copy one rank's result") {
+  // The gathering collectives' result is p times the size: their 64 KiB row at p = 16
+  // carries a 1 MiB copy (the figure one reads there is not a 64 KiB memcpy).
+  const auto ag = memcpy_baselines(collective::allgather, 16, 65536);
+  REQUIRE(ag.size() == 2);
+  CHECK(std::string(ag[0].impl) == "memcpy");
+  CHECK(ag[0].copy_bytes == 1u << 20);
+  CHECK(ag[0].threads == 1);
+  CHECK(std::string(ag[1].impl) == "memcpy2");
+  CHECK(ag[1].copy_bytes == 1u << 20);
+  CHECK(ag[1].threads == 2);
+  for (collective c : {collective::gather, collective::gatherv, collective::alltoall, collective::allgatherv})
+    CHECK(memcpy_baselines(c, 8, 1024).front().copy_bytes == 8 * 1024);
+  for (collective c : {collective::bcast, collective::allreduce, collective::reduce, collective::scatter,
+                       collective::reduce_scatter_block, collective::scan})
+    for (const memcpy_baseline& m : memcpy_baselines(c, 16, 65536)) CHECK(m.copy_bytes == 65536);
+  CHECK(memcpy_baselines(collective::barrier, 4, 0).empty());
+}
+
+TEST_CASE("bench: the two-thread memcpy splits the copy in whole cache lines") {
+  for (std::uint64_t bytes : {1ull, 8ull, 63ull, 64ull, 65ull, 1000ull, 4096ull, 65536ull, 1000003ull})
+    for (int threads : {1, 2, 3, 4}) {
+      CAPTURE(bytes);
+      CAPTURE(threads);
+      std::uint64_t next = 0;
+      for (int t = 0; t < threads; ++t) {
+        const copy_range r = copy_share(bytes, threads, t);
+        CHECK(r.offset == next);  // in order, no gap, no overlap
+        if (r.bytes > 0 && t > 0) CHECK(r.offset % 64 == 0);
+        next = r.offset + r.bytes;
+      }
+      CHECK(next == bytes);  // every byte copied once
+      if (threads == 2 && bytes >= 128) {
+        const copy_range a = copy_share(bytes, 2, 0), b = copy_share(bytes, 2, 1);
+        CHECK(a.bytes >= b.bytes);  // halves up to a line
+        CHECK(a.bytes - b.bytes <= 128);
+      }
+    }
+}
+
+TEST_CASE("bench: lockstep timing takes the slowest thread and ignores a cold first call") {
+  // Made-up durations, nothing timed: thread 0's calls take 1 us, thread 1's 3 us, and
+  // thread 1's first call a whole second (its start, page faults). The warm-up must absorb
+  // it (otherwise the calibration stops at 1 iteration and the batches are that one slow
+  // call), and every batch's figure is the slower thread's.
+  timing_options o;
+  o.target_seconds = 0.07;
+  o.batches = 7;
+  o.calib_seconds = 0.002;
+  constexpr int threads = 2;
+  std::vector<padded_double> per_thread(threads);
+  spin_barrier barrier(threads);
+  std::vector<measurement> got(threads);
+  std::vector<std::vector<std::int64_t>> calls(threads);
+  run_threads(threads, [&](int t) {
+    const auto T = static_cast<std::size_t>(t);
+    auto run = [&](std::int64_t iters) {
+      const double cold = calls[T].empty() && t == 1 ? 1.0 : 0.0;
+      calls[T].push_back(iters);
+      return cold + static_cast<double>(iters) * (t == 0 ? 1e-6 : 3e-6);
+    };
+    got[T] = measure_in_lockstep(
+        T, per_thread, [&] { barrier.arrive_and_wait(); }, run, o);
+  });
+  CHECK(calls[0] == calls[1]);  // the same calls, batch by batch
+  REQUIRE(!calls[0].empty());
+  CHECK(calls[0].front() == 1);      // the warm-up
+  CHECK(got[0].iterations == 3333);  // 0.07 s / 7 batches / 3 us
+  CHECK(got[1].iterations == got[0].iterations);
+  CHECK(got[0].usec.median == doctest::Approx(3.0));
+  CHECK(got[0].usec.max == doctest::Approx(3.0));
+  CHECK(got[0].batch_seconds.size() == 7);
+}
+
+TEST_CASE("bench: the quiet-machine check") {
+  const load_check quiet = check_load("0.52 0.40 0.31 1/123 4567", 2);
+  CHECK(quiet.load1 == doctest::Approx(0.52));
+  CHECK(!quiet.busy);
+  CHECK(quiet.message.empty());
+  CHECK(!check_load("2.00 0.40 0.31 1/123 4567", 2).busy);  // exactly 1.0 per core
+  const load_check busy = check_load("2.01 0.40 0.31 1/123 4567", 2);
+  CHECK(busy.busy);
+  CHECK(busy.message.find("2.01") != std::string::npos);
+  CHECK(busy.message.find("2 core") != std::string::npos);
+  CHECK(check_load("7.5 1 1", 8).busy == false);
+  CHECK(check_load("", 2).load1 < 0);
+  CHECK(!check_load("garbage", 2).busy);
+}
+
+TEST_CASE("bench: the OpenMP baseline's kernels give the reference's result") {
+  if (!openmp_available()) {
+    MESSAGE("OpenMP baseline not built: " << openmp_runtime());
+    return;
+  }
+  // No timing: one checked call, then three more back to back (both posting slot sets),
+  // checked again at the end. Sizes on both sides of the posting limit; p above the cores.
+  timing_options o;
+  o.target_seconds = 0;
+  o.calib_seconds = 0;
+  o.batches = 3;
+  for (collective c :
+       {collective::barrier, collective::bcast, collective::reduce, collective::allreduce, collective::scan,
+        collective::exscan, collective::reduce_scatter, collective::reduce_scatter_block, collective::allgather,
+        collective::allgatherv, collective::gather, collective::gatherv, collective::scatter, collective::scatterv,
+        collective::alltoall, collective::alltoallv})
+    for (int p : {1, 2, 3, 5})
+      for (std::uint64_t bytes : {4ull, 40ull, 1024ull, 3076ull}) {
+        CAPTURE(name(c));
+        CAPTURE(p);
+        CAPTURE(bytes);
+        const call cl = make_bench_call(c, p, reported_bytes(c, bytes), "auto");
+        const auto r = measure_openmp(cl, o, true);
+        REQUIRE(r.has_value());
+        CHECK(r->difference == "");
+        CHECK(r->verified);
+        CHECK(r->timed);
+        CHECK(r->m.batch_seconds.size() == 3);
+        if (c == collective::barrier) break;
+      }
 }
 
 TEST_CASE("bench: plot scales and ticks") {
@@ -192,6 +319,19 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
       if (s.at("coll") == coll && s.at("algo") == algo && s.at("p") == p && s.at("bytes") == b) return true;
     return false;
   };
+  // The machine table: the OpenMP runtime (or why there is none) and the cache-line round
+  // trip measured in the same run.
+  const auto& machine = j.at("machine");
+  REQUIRE(machine.contains("openmp"));
+  const bool openmp_built = machine.at("openmp").get<std::string>().rfind("not built", 0) != 0;
+  CHECK(machine.contains("openmp_environment"));
+  REQUIRE(machine.contains("cache_line_round_trip_ns"));
+  if (!machine.at("cache_line_round_trip_ns").is_null()) {
+    CHECK(machine.at("cache_line_round_trip_ns").get<double>() > 0);
+    CHECK(machine.at("cache_line_crossing_ns").get<double>() ==
+          doctest::Approx(machine.at("cache_line_round_trip_ns").get<double>() / 2).epsilon(0.01));
+  }
+  CHECK(machine.contains("load_average_before"));
   int checked = 0;
   for (const std::string coll_name : q.at("colls")) {
     const auto coll = collective_from_name(coll_name);
@@ -234,8 +374,20 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
           const auto* t = find("tbb", coll_name, "", p, b);
           REQUIRE(t != nullptr);
           CHECK(t->at("verified") == true);
-          CHECK(find("memcpy", coll_name, "", p, b) != nullptr);
-          CHECK(find("memcpy2", coll_name, "", p, b) != nullptr);
+          for (const memcpy_baseline& mb : memcpy_baselines(*coll, p, b)) {
+            const auto* m = find(mb.impl, coll_name, "", p, b);
+            REQUIRE(m != nullptr);
+            CHECK(m->at("copy_bytes") == mb.copy_bytes);
+            CHECK(m->at("threads") == mb.threads);
+            CHECK(m->at("iterations").get<std::int64_t>() >= 1);
+          }
+        }
+        if (q.at("baselines") == true && openmp_built) {
+          const auto* om = find("openmp", coll_name, "", p, b);
+          REQUIRE(om != nullptr);
+          CHECK(om->at("status") == "ok");
+          CHECK(om->at("verified") == true);
+          CHECK(om->at("usec_median").get<double>() > 0);
         }
       }
     }

@@ -9,7 +9,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "bench/omp_baseline.hpp"
 #include "bench/peers.hpp"
 #include "ranklab/team.hpp"
 
@@ -85,6 +87,29 @@ std::string load_average() {
   return a + " " + b + " " + c;
 }
 
+load_check check_load(const std::string& loadavg_text, int cores, double per_core) {
+  load_check c;
+  c.cores = std::max(1, cores);
+  std::istringstream in(loadavg_text);
+  double load1 = 0;
+  if (!(in >> load1) || load1 < 0) return c;
+  c.load1 = load1;
+  c.busy = load1 > per_core * c.cores;
+  if (c.busy)
+    c.message = fmt::format(
+        "the 1-minute load average is {:.2f} on {} core(s), above {:.1f} per core: other processes compete for the "
+        "cores and every figure (ranklab's, the baselines', the MPI peers') will be slower and noisier",
+        load1, c.cores, per_core);
+  return c;
+}
+
+load_check current_load() {
+  std::ifstream in("/proc/loadavg");
+  std::string text;
+  std::getline(in, text);
+  return check_load(text, available_cores());
+}
+
 std::vector<std::string> own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   std::vector<std::string> out;
@@ -113,6 +138,8 @@ nlohmann::ordered_json describe_machine() {
   m["load_average"] = load_average();
   m["compiler"] = compiler_version();
   m["tbb"] = fmt::format("{}.{}", TBB_VERSION_MAJOR, TBB_VERSION_MINOR);
+  m["openmp"] = openmp_runtime();
+  m["openmp_environment"] = openmp_environment();
   const std::string ompi = first_line_of({"mpirun.openmpi", "--version"});
   m["openmpi"] = ompi.empty() ? "not found" : ompi;
   const std::string mpich = first_line_of({"mpichversion"});

@@ -2,11 +2,14 @@
 #include "bench/measure.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <span>
-#include <thread>
 #include <vector>
 
+#include "bench/lockstep.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/registry.hpp"
@@ -74,57 +77,53 @@ impl_result measure_ranklab(const call& c, const timing_options& o, bool check) 
   return res;
 }
 
-measurement measure_memcpy(std::uint64_t bytes, int threads, const timing_options& o) {
-  const std::size_t n = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
-  std::vector<std::byte> src(n, std::byte{1}), dst(n, std::byte{0});
+copy_range copy_share(std::uint64_t bytes, int threads, int t) {
   threads = std::max(1, threads);
-  const std::size_t share = (n + static_cast<std::size_t>(threads) - 1) / static_cast<std::size_t>(threads);
-  auto copy_share = [&](int t, std::int64_t iters) {
-    const std::size_t at = std::min(n, share * static_cast<std::size_t>(t));
-    const std::size_t len = std::min(share, n - at);
-    for (std::int64_t i = 0; i < iters; ++i) {
-      std::memcpy(dst.data() + at, src.data() + at, len);
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // keep every copy
-    }
+  constexpr std::uint64_t line = 64;
+  const auto T = static_cast<std::uint64_t>(threads);
+  // Shares in whole cache lines (the last one takes the rest), so that no two threads
+  // write the same line.
+  const std::uint64_t share = (bytes + T - 1) / T;
+  const std::uint64_t rounded = (share + line - 1) / line * line;
+  const std::uint64_t at = std::min(bytes, rounded * static_cast<std::uint64_t>(t));
+  const std::uint64_t end = t == threads - 1 ? bytes : std::min(bytes, at + rounded);
+  return {at, end - at};
+}
+
+measurement measure_memcpy(std::uint64_t bytes, int threads, const timing_options& o) {
+  threads = std::max(1, threads);
+  const std::size_t n = static_cast<std::size_t>(std::max<std::uint64_t>(bytes, 1));
+  // Page-aligned buffers, as large allocations of the ranks' buffers are; each thread
+  // writes its own share first (below), as a NUMA-aware program would.
+  const std::size_t alloc = (n + 4095) / 4096 * 4096;
+  struct freer {
+    void operator()(std::byte* b) const { std::free(b); }
   };
-  // Helper threads wait for the next batch (a new generation) and report when done.
-  std::atomic<std::int64_t> generation{0};  // -1: quit
-  std::atomic<std::int64_t> batch_iters{0};
-  std::atomic<int> done{0};
-  std::vector<std::thread> helpers;
-  for (int t = 1; t < threads; ++t)
-    helpers.emplace_back([&, t] {
-      std::int64_t seen = 0;
-      for (;;) {
-        std::int64_t g;
-        while ((g = generation.load(std::memory_order_acquire)) == seen) generation.wait(g, std::memory_order_acquire);
-        if (g < 0) return;
-        seen = g;
-        copy_share(t, batch_iters.load(std::memory_order_relaxed));
-        done.fetch_add(1, std::memory_order_acq_rel);
-        done.notify_all();
+  const std::unique_ptr<std::byte, freer> src(static_cast<std::byte*>(std::aligned_alloc(4096, alloc)));
+  const std::unique_ptr<std::byte, freer> dst(static_cast<std::byte*>(std::aligned_alloc(4096, alloc)));
+  if (!src || !dst) throw std::bad_alloc();
+  std::vector<padded_double> per_thread(static_cast<std::size_t>(threads));
+  spin_barrier barrier(threads);
+  measurement result;
+  run_threads(threads, [&](int t) {
+    const copy_range share = copy_share(n, threads, t);
+    std::byte* const to = dst.get() + share.offset;
+    const std::byte* const from = src.get() + share.offset;
+    std::memset(src.get() + share.offset, 1, share.bytes);
+    std::memset(to, 0, share.bytes);
+    auto run = [&](std::int64_t iters) {
+      const auto t0 = clock_type::now();
+      for (std::int64_t i = 0; i < iters; ++i) {
+        std::memcpy(to, from, share.bytes);
+        std::atomic_signal_fence(std::memory_order_seq_cst);  // keep every copy
       }
-    });
-  auto time_batch = [&](std::int64_t iters) {
-    const auto t0 = clock_type::now();
-    if (threads > 1) {
-      done.store(0, std::memory_order_relaxed);
-      batch_iters.store(iters, std::memory_order_relaxed);
-      generation.fetch_add(1, std::memory_order_release);
-      generation.notify_all();
-    }
-    copy_share(0, iters);
-    if (threads > 1) {
-      int d;
-      while ((d = done.load(std::memory_order_acquire)) < threads - 1) done.wait(d, std::memory_order_acquire);
-    }
-    return seconds_since(t0) / static_cast<double>(iters);
-  };
-  measurement m = measure_batches(time_batch, o);
-  generation.store(-1, std::memory_order_release);
-  generation.notify_all();
-  for (auto& h : helpers) h.join();
-  return m;
+      return seconds_since(t0);
+    };
+    measurement m = measure_in_lockstep(
+        static_cast<std::size_t>(t), per_thread, [&] { barrier.arrive_and_wait(); }, run, o);
+    if (t == 0) result = std::move(m);
+  });
+  return result;
 }
 
 }  // namespace ranklab::tools::bench

@@ -1,7 +1,9 @@
 // The measurements of `ranklab bench` (timing conventions: bench/timing.hpp).
 // measure_ranklab times one call on a team of rank threads through comm::run_collective,
 // after checking its result once against the sequential reference (check.hpp);
-// measure_memcpy times the memcpy baselines (one thread, or two threads each copying half).
+// measure_memcpy times the memcpy baselines (one thread, or two threads each copying half)
+// with the ranks' statistics (lockstep.hpp): warm-up calls first, a barrier before each
+// batch, each thread timing its own copies, the max over threads per batch.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -35,6 +37,13 @@ test_data bench_data(const call& c, bool check);
 // The call on p rank threads (p = c.args.p). check: the first call's result is compared
 // with the sequential reference before timing; a wrong result is not timed.
 impl_result measure_ranklab(const call& c, const timing_options& o, bool check);
+
+// The part of a `bytes`-byte copy that thread t of `threads` copies: whole 64-byte lines,
+// the last thread the rest; together the shares cover [0, bytes) once.
+struct copy_range {
+  std::uint64_t offset = 0, bytes = 0;
+};
+copy_range copy_share(std::uint64_t bytes, int threads, int t);
 
 // memcpy of `bytes` bytes by one thread, or by `threads` threads each copying its share.
 measurement measure_memcpy(std::uint64_t bytes, int threads, const timing_options& o);

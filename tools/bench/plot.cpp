@@ -66,6 +66,7 @@ std::string series_label(const std::string& key) {
   if (key == "openmpi") return "Open MPI";
   if (key == "mpich") return "MPICH";
   if (key == "tbb") return "oneTBB";
+  if (key == "openmp") return "OpenMP";
   if (key == "memcpy") return "memcpy (1 thread)";
   if (key == "memcpy2") return "memcpy (2 threads)";
   if (key == "auto") return "ranklab auto";
@@ -86,6 +87,7 @@ style style_for(const std::string& key, std::size_t index) {
   if (key == "openmpi") return {"#c00000", 2.2, "7,4"};
   if (key == "mpich") return {"#006000", 2.2, "7,4"};
   if (key == "tbb") return {"#8000a0", 2.2, "2,3"};
+  if (key == "openmp") return {"#d08000", 2.2, "2,3"};
   if (key == "memcpy") return {"#a0a0a0", 1.6, "4,3"};
   if (key == "memcpy2") return {"#606060", 1.6, "4,3"};
   return {palette[index % std::size(palette)], 1.6, ""};
@@ -113,7 +115,8 @@ std::string render_svg(const bench_results& r) {
   std::map<std::string, style> styles;
   std::size_t ranklab_index = 0;
   for (const std::string& k : keys) {
-    const bool plain = k != "auto" && k != "openmpi" && k != "mpich" && k != "tbb" && k != "memcpy" && k != "memcpy2";
+    const bool plain =
+        k != "auto" && k != "openmpi" && k != "mpich" && k != "tbb" && k != "openmp" && k != "memcpy" && k != "memcpy2";
     styles[k] = style_for(k, plain ? ranklab_index++ : 0);
   }
 

@@ -59,7 +59,7 @@ std::vector<std::pair<std::string, std::string>> columns(const bench_results& r,
     if (row.coll == coll && row.p == p && row.impl == "ranklab" && row.algo == "auto") add("ranklab", "auto");
   for (const result_row& row : r.rows)
     if (row.coll == coll && row.p == p && row.impl == "ranklab") add("ranklab", row.algo);
-  for (const char* impl : {"tbb", "openmpi", "mpich", "memcpy", "memcpy2"})
+  for (const char* impl : {"tbb", "openmp", "openmpi", "mpich", "memcpy", "memcpy2"})
     for (const result_row& row : r.rows)
       if (row.coll == coll && row.p == p && row.impl == impl) add(impl, "");
   return cols;
@@ -72,13 +72,21 @@ std::string coll_meaning(const std::string& coll) {
   return uses_int32(*c) ? "int32 sum, bytes per rank" : "bytes per rank";
 }
 
+// What the memcpy columns of (coll, p) copy: one rank's result, p times the size for the
+// gathering collectives (a "64Ki" row at p = 16 holds a 1 MiB copy).
+std::string memcpy_meaning(const std::string& coll, int p) {
+  const auto c = collective_from_name(coll);
+  if (!c || *c == collective::barrier) return {};
+  if (result_bytes(*c, p, 1) == 1) return "; memcpy: copy of one rank's result, bytes";
+  return fmt::format("; memcpy: copy of one rank's result, {} x bytes", p);
+}
+
 std::vector<grid> result_grids(const bench_results& r) {
   std::vector<grid> out;
   for (const auto& [coll, p] : panels(r)) {
     grid g;
     g.title = fmt::format("{}, p = {}: us per call, median of {} batches ({}{})", coll, p, r.request.batches,
-                          coll_meaning(coll),
-                          r.request.baselines && coll != "barrier" ? "; memcpy: copy of one rank's result" : "");
+                          coll_meaning(coll), r.request.baselines ? memcpy_meaning(coll, p) : "");
     const auto cols = columns(r, coll, p);
     g.header.push_back("bytes");
     bool any_auto = false;
@@ -122,11 +130,11 @@ std::vector<grid> comparison_grids(const bench_results& r) {
   for (const auto& [coll, p] : panels(r)) {
     grid g;
     g.title = fmt::format(
-        "{}, p = {}: ranklab against Open MPI, MPICH and oneTBB (us per call; GB/s of one rank's "
-        "result; bound = two-thread memcpy of it)",
+        "{}, p = {}: ranklab against Open MPI, MPICH, oneTBB and OpenMP (us per call; GB/s of one "
+        "rank's result; bound = two-thread memcpy of it)",
         coll, p);
-    g.header = {"bytes", "best ranklab",  "algorithm", "auto",       "openmpi",   "mpich",
-                "tbb",   "auto/best MPI", "auto GB/s", "bound GB/s", "% of bound"};
+    g.header = {"bytes",  "best ranklab",  "algorithm",   "auto",      "openmpi",    "mpich",     "tbb",
+                "openmp", "auto/best MPI", "auto/openmp", "auto GB/s", "bound GB/s", "% of bound"};
     g.left = {2};
     const auto c = collective_from_name(coll);
     for (std::uint64_t b : sizes_of(r, coll, p)) {
@@ -139,6 +147,7 @@ std::vector<grid> comparison_grids(const bench_results& r) {
       const result_row* om = find_row(r, "openmpi", "", coll, p, b);
       const result_row* mp = find_row(r, "mpich", "", coll, p, b);
       const result_row* tb = find_row(r, "tbb", "", coll, p, b);
+      const result_row* op = find_row(r, "openmp", "", coll, p, b);
       const result_row* mc = find_row(r, "memcpy2", "", coll, p, b);
       std::optional<double> best_mpi;
       for (const result_row* m : {om, mp})
@@ -150,8 +159,10 @@ std::vector<grid> comparison_grids(const bench_results& r) {
                                    cell(a),
                                    cell(om),
                                    cell(mp),
-                                   cell(tb)};
+                                   cell(tb),
+                                   cell(op)};
       row.push_back(has_time(a) && best_mpi ? fmt::format("{:.2f}", *a->usec_median / *best_mpi) : "-");
+      row.push_back(has_time(a) && has_time(op) ? fmt::format("{:.2f}", *a->usec_median / *op->usec_median) : "-");
       row.push_back(has_time(a) ? format_gbps(res_bytes, *a->usec_median) : "-");
       row.push_back(has_time(mc) ? format_gbps(res_bytes, *mc->usec_median) : "-");
       row.push_back(has_time(a) && has_time(mc) && res_bytes > 0
@@ -231,7 +242,7 @@ ojson to_json(const bench_results& r) {
   j["machine"] = r.machine;
   ojson rows = ojson::array();
   auto num = [](const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); };
-  for (const result_row& x : r.rows)
+  for (const result_row& x : r.rows) {
     rows.push_back({{"impl", x.impl},
                     {"coll", x.coll},
                     {"algo", x.algo},
@@ -248,6 +259,11 @@ ojson to_json(const bench_results& r) {
                     {"verified", x.verified},
                     {"status", x.status},
                     {"note", x.note}});
+    if (x.threads > 0) {  // memcpy: what was copied, by how many threads
+      rows.back()["copy_bytes"] = x.copy_bytes;
+      rows.back()["threads"] = x.threads;
+    }
+  }
   j["rows"] = std::move(rows);
   ojson skipped = ojson::array();
   for (const skipped_config& s : r.skipped)
@@ -296,6 +312,12 @@ std::string to_markdown(const bench_results& r, const std::string& svg_name) {
       r.request.check ? " Every configuration was checked against the "
                         "sequential reference before timing."
                       : "");
+  if (r.request.baselines)
+    out +=
+        "Baselines on the ranks' buffers: memcpy of one rank's result by one and by two threads (timed like "
+        "the ranks, the slower thread's figure); oneTBB, the data movement by one caller with parallel_for "
+        "over all cores; OpenMP, p threads of one parallel region each playing a rank, timed as the ranks "
+        "(see the machine table for the runtime and the cache-line round trip between two cores).\n\n";
   if (!svg_name.empty()) out += "![time against size](" + svg_name + ")\n\n";
   out += "## Results (µs per call)\n\n";
   for (const grid& g : result_grids(r)) out += render_markdown(g);

@@ -15,7 +15,7 @@
 namespace ranklab::tools::bench {
 
 struct result_row {
-  std::string impl;  // "ranklab", "tbb", "memcpy", "memcpy2", "openmpi", "mpich"
+  std::string impl;  // "ranklab", "tbb", "openmp", "memcpy", "memcpy2", "openmpi", "mpich"
   std::string coll;
   std::string algo;      // ranklab: the algorithm or "auto"; others: ""
   std::string selected;  // ranklab "auto": the algorithm the library picked
@@ -29,6 +29,8 @@ struct result_row {
   bool verified = false;
   std::string status = "ok";  // ok | wrong (check failed) | timeout | n/a | missing | error
   std::string note;
+  std::uint64_t copy_bytes = 0;  // memcpy rows: the bytes copied (one rank's result)
+  int threads = 0;               // memcpy rows: the threads copying
 };
 
 // A configuration not run: an algorithm whose preconditions reject the call, too much memory.
@@ -60,11 +62,12 @@ struct bench_results {
 // "12.3", "1234", "0.85": microseconds with 3-4 significant digits.
 std::string format_usec(double usec);
 
-// One table per (coll, p), rows = sizes, columns = ranklab algorithms, then tbb, the MPI
-// peers and the memcpy baselines; the last column names the algorithm "auto" picked.
+// One table per (coll, p), rows = sizes, columns = ranklab algorithms, then tbb, openmp, the
+// MPI peers and the memcpy baselines; the last column names the algorithm "auto" picked.
 void print_tables(std::FILE* out, const bench_results& r);
-// Per coll, p, size: ranklab's best algorithm, auto, Open MPI, MPICH, TBB, auto / best MPI,
-// and auto's effective bandwidth against the two-thread memcpy bound.
+// Per coll, p, size: ranklab's best algorithm, auto, Open MPI, MPICH, oneTBB, OpenMP,
+// auto / best MPI, auto / OpenMP, and auto's effective bandwidth against the two-thread
+// memcpy bound.
 void print_comparison(std::FILE* out, const bench_results& r);
 
 std::string to_csv(const bench_results& r);

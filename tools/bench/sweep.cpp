@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "bench/measure.hpp"
+#include "bench/omp_baseline.hpp"
 #include "bench/tbb_baseline.hpp"
 #include "bench/workload.hpp"
 #include "cli/option_parse.hpp"
@@ -98,11 +100,15 @@ std::vector<job> plan_jobs(const sweep_settings& s, bench_results& res) {
   return jobs;
 }
 
+// Whether (c) has baselines to measure: memcpy and oneTBB need data to move, OpenMP has a
+// barrier too.
+bool has_baselines(collective c) { return c != collective::barrier || openmp_available(); }
+
 int baseline_steps(const sweep_settings& s) {
   if (!s.baselines) return 0;
   int n = 0;
   for (collective c : s.colls)
-    if (c != collective::barrier) n += static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
+    if (has_baselines(c)) n += static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
   return n;
 }
 
@@ -156,51 +162,67 @@ bool run_ranklab(const std::vector<job>& jobs, const sweep_settings& s, progress
   return all_verified;
 }
 
-// The oneTBB row of one configuration.
-result_row tbb_row(collective c, int p, std::uint64_t b, const sweep_settings& s, bool& all_verified) {
+// The row of a baseline measured like an implementation (oneTBB, OpenMP): its times, "n/a"
+// when it has no counterpart of c, "skipped" beyond --max-memory.
+template <class Measure>
+result_row baseline_row(const std::string& impl, collective c, int p, std::uint64_t b, const sweep_settings& s,
+                        Measure&& measure, bool& all_verified) {
   const std::string coll(name(c));
   const call cl = make_bench_call(c, p, b, "auto");
   result_row t;
-  t.impl = "tbb", t.coll = coll, t.p = p, t.bytes = b, t.checked = s.check;
+  t.impl = impl, t.coll = coll, t.p = p, t.bytes = b, t.checked = s.check;
   if (over_memory(s, cl)) {
     t.status = "skipped";
     t.note = "more than --max-memory";
     return t;
   }
   try {
-    const auto r = measure_tbb(cl, s.timing, s.check);
-    if (!r)
+    const std::optional<impl_result> r = measure(cl, s.timing, s.check);
+    if (!r) {
       t.status = "n/a";
-    else
-      all_verified &= record_result(t, *r, s, fmt::format("tbb baseline {} p={} {} is wrong", coll, p, size_label(b)));
+    } else {
+      t.note = r->selected;  // the OpenMP idiom; a wrong result's difference replaces it
+      all_verified &=
+          record_result(t, *r, s, fmt::format("{} baseline {} p={} {} is wrong", impl, coll, p, size_label(b)));
+    }
   } catch (const std::exception& e) {
     t.status = "error";
     t.note = e.what();
+    fmt::print(stderr, "ranklab bench: {} baseline {} p={} {}: {}\n", impl, coll, p, size_label(b), e.what());
   }
   return t;
 }
 
+std::string baseline_names(collective c) {
+  std::string names = c == collective::barrier ? "" : "memcpy, tbb";
+  if (openmp_available()) names += names.empty() ? "openmp" : ", openmp";
+  return names;
+}
+
 bool run_baselines(const sweep_settings& s, progress& prog, bench_results& res) {
   bool all_verified = true;
-  std::map<std::pair<std::uint64_t, int>, measurement> memcpy_cache;  // (bytes, threads)
+  std::map<std::pair<std::uint64_t, int>, measurement> memcpy_cache;  // (bytes copied, threads)
+  if (!openmp_available()) prog.note("no OpenMP baseline: " + openmp_runtime());
   for (collective c : s.colls) {
-    if (c == collective::barrier) continue;
+    if (!has_baselines(c)) continue;
     const std::string coll(name(c));
     for (int p : s.ps)
       for (std::uint64_t b : reported_sizes(c, s.sizes)) {
-        prog.step(fmt::format("{} p={} {} baselines (tbb, memcpy)", coll, p, size_label(b)));
-        res.rows.push_back(tbb_row(c, p, b, s, all_verified));
-        const std::uint64_t copy = result_bytes(c, p, b);
-        for (int threads : {1, 2}) {
-          const auto key = std::pair{copy, threads};
-          if (!memcpy_cache.count(key)) memcpy_cache[key] = measure_memcpy(copy, threads, s.timing);
+        prog.step(fmt::format("{} p={} {} baselines ({})", coll, p, size_label(b), baseline_names(c)));
+        // memcpy first: the OpenMP team's threads spin a while after their region ends.
+        for (const memcpy_baseline& mb : memcpy_baselines(c, p, b)) {
+          const auto key = std::pair{mb.copy_bytes, mb.threads};
+          if (!memcpy_cache.count(key)) memcpy_cache[key] = measure_memcpy(mb.copy_bytes, mb.threads, s.timing);
           result_row m;
-          m.impl = threads == 1 ? "memcpy" : "memcpy2";
+          m.impl = mb.impl;
           m.coll = coll, m.p = p, m.bytes = b;
-          m.note = fmt::format("copy of {} bytes by {} thread(s)", copy, threads);
+          m.copy_bytes = mb.copy_bytes, m.threads = mb.threads;
+          m.note = fmt::format("copy of {} bytes by {} thread(s)", mb.copy_bytes, mb.threads);
           fill_times(m, memcpy_cache[key], s.timing.batches);
           res.rows.push_back(std::move(m));
         }
+        if (c != collective::barrier) res.rows.push_back(baseline_row("tbb", c, p, b, s, measure_tbb, all_verified));
+        if (openmp_available()) res.rows.push_back(baseline_row("openmp", c, p, b, s, measure_openmp, all_verified));
       }
   }
   return all_verified;

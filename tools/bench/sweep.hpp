@@ -1,6 +1,6 @@
 // The runs of `ranklab bench`: which configurations run and which are skipped (the plan),
-// then their measurement in three steps, ranklab's algorithms, the baselines (oneTBB and
-// memcpy of one rank's result) and the MPI peers, each adding rows to the results.
+// then their measurement in three steps, ranklab's algorithms, the baselines (memcpy of one
+// rank's result, oneTBB, OpenMP) and the MPI peers, each adding rows to the results.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,7 +20,7 @@ struct sweep_settings {
   std::vector<std::uint64_t> sizes;  // bytes per rank, as requested
   timing_options timing;
   bool check = true;      // each configuration against the sequential reference first
-  bool baselines = true;  // oneTBB and memcpy
+  bool baselines = true;  // memcpy, oneTBB and OpenMP
   bool compare = false;   // the MPI peers, with `peers`
   peer_settings peers;
   std::uint64_t max_memory = 0;  // bytes of buffers a configuration may take

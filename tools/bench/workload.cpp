@@ -31,6 +31,12 @@ std::uint64_t result_bytes(collective c, int p, std::uint64_t bytes) {
   }
 }
 
+std::vector<memcpy_baseline> memcpy_baselines(collective c, int p, std::uint64_t bytes) {
+  if (c == collective::barrier) return {};
+  const std::uint64_t copy = result_bytes(c, p, bytes);
+  return {{"memcpy", copy, 1}, {"memcpy2", copy, 2}};
+}
+
 call make_regular_call(collective c, int p, std::uint64_t count, const datatype& type, std::string_view algo_name,
                        int root) {
   const algo choice{algo_name};

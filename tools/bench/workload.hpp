@@ -31,6 +31,16 @@ std::uint64_t reported_bytes(collective c, std::uint64_t requested);
 // Bytes of one rank's result (the root's for gather): the size effective bandwidth is
 // measured against (bcast/reduce/allreduce/scan: bytes; allgather, gather, alltoall: p*bytes).
 std::uint64_t result_bytes(collective c, int p, std::uint64_t bytes);
+// The memcpy baselines of (c, p, bytes): a copy of one rank's result (result_bytes) by one
+// thread ("memcpy") and by two threads each copying half ("memcpy2", the bound of the
+// comparison); none for barrier. The size copied depends on p for the gathering
+// collectives, so that their 64 KiB row at p = 16 carries a 1 MiB copy.
+struct memcpy_baseline {
+  const char* impl;
+  std::uint64_t copy_bytes;
+  int threads;
+};
+std::vector<memcpy_baseline> memcpy_baselines(collective c, int p, std::uint64_t bytes);
 // A call of c with `count` elements per block, sum; the v-collectives "regular": every
 // rank's block (every pair's, for alltoallv) holds `count` elements.
 call make_regular_call(collective c, int p, std::uint64_t count, const datatype& type,

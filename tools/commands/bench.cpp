@@ -1,7 +1,9 @@
 // `ranklab bench`: times collectives for every requested algorithm, p and size (bytes per
 // rank, as bench/peers/mpi_collectives.c means them), with the MPI peers' timing conventions,
-// next to baselines measured in the same run (memcpy by one and two threads, oneTBB) and,
-// with --compare, Open MPI and MPICH. Prints OSU-style tables; writes CSV, JSON, SVG and a
+// next to baselines measured in the same run (memcpy by one and two threads, oneTBB, OpenMP)
+// and, with --compare, Open MPI and MPICH, and next to the machine's floor measured in the
+// same run too (a cache line bounced between two cores). Warns when the machine is busy
+// (--require-quiet refuses to run). Prints OSU-style tables; writes CSV, JSON, SVG and a
 // dated Markdown result set on request. The harness lives in tools/bench/.
 // With --backend mpi the ranks are MPI processes instead of threads: ranklab's one-ported
 // algorithms over MPI point-to-point against the same MPI's native collectives, in one run
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/cache_line.hpp"
 #include "bench/machine.hpp"
 #include "bench/mpi_report.hpp"
 #include "bench/mpi_sweep.hpp"
@@ -50,6 +53,7 @@ struct bench_options {
   bool no_check = false;
   bool compare = false;
   bool no_baselines = false;
+  bool require_quiet = false;
   output_options out;
   std::string csv, plot, output_dir, peers_dir;
   double peer_timeout = 0;  // 0: 60 s, --quick 20 s
@@ -183,14 +187,39 @@ void write_result_set(const bench_options& o, const sweep_settings& s, const ben
                       {"md", to_markdown(res, svg_name)}});
 }
 
-void write_outputs(const bench_options& o, const sweep_settings& s, bench_results& res) {
+// What the run measured of the machine itself, printed before the tables and recorded in
+// the machine table.
+struct machine_floor {
+  load_check load_before;
+  cache_line_figures cache_line;
+};
+
+void add_floor(nlohmann::ordered_json& m, const machine_floor& f) {
+  m["load_average_before"] = f.load_before.load1 < 0
+                                 ? nlohmann::ordered_json("unknown")
+                                 : nlohmann::ordered_json(fmt::format("{:.2f}", f.load_before.load1));
+  add_cache_line(m, f.cache_line);
+}
+
+void print_floor(const machine_floor& f) {
+  fmt::print("# {}\n", describe(f.cache_line));
+  if (f.load_before.load1 >= 0)
+    fmt::print("# 1-minute load average at the start {:.2f} on {} core(s){}\n\n", f.load_before.load1,
+               f.load_before.cores, f.load_before.busy ? ": busy, figures are noisy" : "");
+}
+
+void write_outputs(const bench_options& o, const sweep_settings& s, bench_results& res, const machine_floor& floor) {
   if (o.out.text()) {
+    print_floor(floor);
     print_tables(stdout, res);
     if (o.compare) print_comparison(stdout, res);
     std::fflush(stdout);
   }
   const bool want_files = o.out.json || !o.output_dir.empty();
-  if (want_files || o.compare) res.machine = describe_machine();
+  if (want_files || o.compare) {
+    res.machine = describe_machine();
+    add_floor(res.machine, floor);
+  }
   if (!o.csv.empty()) write_file(o.csv, to_csv(res));
   if (o.out.json) write_json(o.out, to_json(res).dump(2));
   if (!o.plot.empty()) write_file(o.plot, render_svg(res));
@@ -282,12 +311,15 @@ mpi_sweep_settings checked_mpi_settings(const bench_options& o) {
   return s;
 }
 
-void write_mpi_outputs(const bench_options& o, bench_results& res, const std::string& load_before) {
+void write_mpi_outputs(const bench_options& o, bench_results& res, const std::string& load_before,
+                       const machine_floor& floor) {
   if (o.out.text()) {
+    print_floor(floor);
     print_mpi_tables(stdout, res);
     std::fflush(stdout);
   }
   res.machine = describe_machine();
+  add_cache_line(res.machine, floor.cache_line);
   res.machine["load_average_before"] = load_before;  // "load_average": at the end
   nlohmann::ordered_json j = to_json(res);
   j["request"]["backend"] = "mpi";
@@ -301,24 +333,45 @@ void write_mpi_outputs(const bench_options& o, bench_results& res, const std::st
                      {{"json", j.dump(2) + "\n"}, {"csv", to_csv(res)}, {"md", mpi_markdown(res)}});
 }
 
+// Before anything is measured: the load (a warning when busy; with --require-quiet a busy
+// machine ends the command with status 2), then the cache-line round trip.
+machine_floor measure_floor(const bench_options& o, const timing_options& timing) {
+  machine_floor f;
+  f.load_before = current_load();
+  if (f.load_before.busy) {
+    if (o.require_quiet) {
+      fmt::print(stderr, "ranklab bench: refusing to run (--require-quiet): {}\n", f.load_before.message);
+      throw CLI::RuntimeError(usage_exit_code);
+    }
+    fmt::print(stderr, "ranklab bench: warning: {} (--require-quiet refuses to run then)\n", f.load_before.message);
+  }
+  f.cache_line = measure_cache_line(timing);
+  return f;
+}
+
 int bench_mpi_command(const bench_options& o) {
   const mpi_sweep_settings s = checked_mpi_settings(o);
+  timing_options timing;
+  timing.target_seconds = s.seconds, timing.batches = s.batches;
+  if (o.quick) timing.calib_seconds = 0.002;
+  const machine_floor floor = measure_floor(o, timing);
   const std::string load_before = load_average();
   bench_results res;
   res.request = request_core(s, o, s.seconds, s.batches);
   res.request.baselines = false;
   const bool ok = run_mpi_sweep(s, res);
-  write_mpi_outputs(o, res, load_before);
+  write_mpi_outputs(o, res, load_before, floor);
   return ok ? 0 : 1;
 }
 
 int bench_command(const bench_options& o) {
   if (o.backend == "mpi") return bench_mpi_command(o);
   const sweep_settings s = checked_settings(o);
+  const machine_floor floor = measure_floor(o, s.timing);
   bench_results res;
   res.request = request_of(s, o);
   const bool all_verified = run_sweep(s, res);
-  write_outputs(o, s, res);
+  write_outputs(o, s, res, floor);
   return all_verified ? 0 : 1;
 }
 
@@ -328,8 +381,9 @@ void add_bench_command(CLI::App& app) {
   static bench_options o;
   auto* cmd = app.add_subcommand(
       "bench",
-      "Time collectives per algorithm, p and size against memcpy, oneTBB and (--compare) Open MPI / MPICH; "
-      "with --backend mpi, as MPI processes against the MPI's native collectives");
+      "Time collectives per algorithm, p and size against memcpy, oneTBB, OpenMP and (--compare) Open MPI / "
+      "MPICH, next to the cache-line round trip between two cores; with --backend mpi, as MPI processes against "
+      "the MPI's native collectives");
   cmd->add_option("--coll", o.colls,
                   fmt::format("Collectives: C[,C...] or all; C one of {}", fmt::join(collective_names(), ", ")))
       ->required();
@@ -347,7 +401,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--quick", o.quick, "Short batches (3 of ~3 ms): for tests and a first look");
   cmd->add_flag("--no-check", o.no_check, "Skip the check against the sequential reference");
-  cmd->add_flag("--no-baselines", o.no_baselines, "Skip the memcpy and oneTBB baselines");
+  cmd->add_flag("--no-baselines", o.no_baselines, "Skip the memcpy, oneTBB and OpenMP baselines");
+  cmd->add_flag("--require-quiet", o.require_quiet,
+                "Refuse to run (exit status 2) when the 1-minute load average is above 1.0 per core (without it: a "
+                "warning)");
   cmd->add_flag("--compare", o.compare, "Also run the Open MPI and MPICH peers (bench/peers)");
   cmd->add_option("--peers-dir", o.peers_dir,
                   "Where mpi_collectives.{openmpi,mpich} are (default: <build>/bench/peers)");

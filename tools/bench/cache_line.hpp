@@ -1,0 +1,36 @@
+// The machine's own floor for anything that synchronises two threads, measured in the same
+// run as the figures it explains: one 64-byte-aligned cache line holding an atomic counter
+// bounced between two threads pinned to two different cores (the ranks' compact binding).
+// The first thread writes an odd value and spins until the second, spinning on the same
+// line, answers with the next even one: a round trip is two transfers of the line between
+// the cores, one crossing is half of it. Timed with the ranks' statistics (timing.hpp: a
+// calibrated batch of round trips, the median over batches).
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/timing.hpp"
+
+namespace ranklab::tools::bench {
+
+struct cache_line_figures {
+  bool measured = false;
+  double round_trip_ns = 0;  // median over batches
+  double crossing_ns = 0;    // round_trip_ns / 2
+  double min_ns = 0, max_ns = 0;
+  int batches = 0;
+  std::string placement;  // "cores 0 and 1 (cpusets 0 and 1)", or why the threads are not pinned
+  std::string note;       // why not measured
+};
+
+cache_line_figures measure_cache_line(const timing_options& o);
+
+// Into a machine table: cache_line_round_trip_ns, cache_line_crossing_ns (0.1 ns; null when
+// not measured) and cache_line_placement (or cache_line_note).
+void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f);
+
+// "cache-line round trip 120 ns (one crossing 60 ns), cores 0 and 1" or why there is none.
+std::string describe(const cache_line_figures& f);
+
+}  // namespace ranklab::tools::bench
