@@ -70,6 +70,13 @@ comm_state::~comm_state() {
 }
 
 comm_state::prepared comm_state::prepare(const call& c, const void* in, const void* out) {
+  prepared p{checked_schedule(c, in, out), {}};
+  p.id.name = name(c.args.coll);
+  p.id.tag = sequenced_tag(call_signature(c, *p.entry->algo), ++calls, comm, p.id.span);
+  return p;
+}
+
+std::shared_ptr<const cached_call> comm_state::checked_schedule(const call& c, const void* in, const void* out) {
   const std::string_view coll = name(c.args.coll);
   if (!failure.empty())
     throw usage_error(rank, std::string(coll),
@@ -81,10 +88,7 @@ comm_state::prepared comm_state::prepare(const call& c, const void* in, const vo
   ranklab::detail::require_buffers(c, rank, size, in, out);
   last_algo = entry->algo;
   last_reason = entry->reason;
-  prepared p{std::move(entry), {}};
-  p.id.name = coll;
-  p.id.tag = sequenced_tag(call_signature(c, *p.entry->algo), ++calls, comm, p.id.span);
-  return p;
+  return entry;
 }
 
 void comm_state::note_failure(const std::exception_ptr& e) noexcept {
@@ -125,7 +129,8 @@ comm::~comm() = default;
 
 namespace {
 detail::comm_state& usable(const std::shared_ptr<detail::comm_state>& s, int rank, const call& c) {
-  if (!s) throw usage_error(rank, std::string(name(c.args.coll)), "this comm was moved from; use the comm it was moved to");
+  if (!s)
+    throw usage_error(rank, std::string(name(c.args.coll)), "this comm was moved from; use the comm it was moved to");
   return *s;
 }
 }  // namespace
@@ -142,6 +147,11 @@ request comm::start_collective(const call& c, const void* in, void* out) {
   auto call = std::make_unique<detail::pending_call>(state_, cs.prepare(c, in, out), c, in, out);
   call->run.advance();  // start now: the first sends go out before the caller computes
   return request(std::move(call));
+}
+
+persistent_request comm::init_collective(const call& c, const void* in, void* out) {
+  usable(state_, rank_, c).checked_schedule(c, in, out);
+  return persistent_request(state_, rank_, c, in, out);
 }
 
 const algorithm* comm::last_algorithm() const { return state_ ? state_->last_algo : nullptr; }

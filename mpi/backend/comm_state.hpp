@@ -36,6 +36,8 @@ struct comm_state {
     call_identity id;
   };
   prepared prepare(const call& c, const void* in, const void* out);
+  // prepare() without numbering: the checks and the schedule (persistent calls, at init).
+  std::shared_ptr<const cached_call> checked_schedule(const call& c, const void* in, const void* out);
   // Waits for a run of this comm; a failure ends the comm (its messages may be in flight).
   void settle(running_schedule& run);
   void note_failure(const std::exception_ptr& e) noexcept;
@@ -44,7 +46,9 @@ struct comm_state {
 // A nonblocking call: the run, and what it runs on.
 struct pending_call {
   pending_call(std::shared_ptr<comm_state> s, comm_state::prepared p, const call& c, const void* in, void* out)
-      : state(std::move(s)), entry(std::move(p.entry)), run(entry->plan, in, out, c.type, c.reduction, state->comm, p.id) {}
+      : state(std::move(s)),
+        entry(std::move(p.entry)),
+        run(entry->plan, in, out, c.type, c.reduction, state->comm, p.id) {}
   std::shared_ptr<comm_state> state;
   std::shared_ptr<const cached_call> entry;
   running_schedule run;

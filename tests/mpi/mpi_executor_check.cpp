@@ -99,6 +99,41 @@ void typed_surface(rank_context& k) {
   });
 }
 
+// Persistent collectives (the *_init forms): prepared once, started three times with new
+// inputs, interleaved with a blocking call; misuse is a usage_error.
+void persistent(rank_context& k) {
+  const int p = k.size(), rank = k.rank();
+  k.guarded("persistent", [&] {
+    std::vector<std::int32_t> in(6), sum(6), all(6 * static_cast<std::size_t>(p));
+    auto reduce_all = k.comm().allreduce_init(in, sum, ops::sum, {"recursive_doubling"});
+    auto gather_all = k.comm().allgather_init(in, all, {"ring"});  // "auto" at this count: the failure checks'
+    for (int run = 0; run < 3; ++run) {
+      for (int i = 0; i < 6; ++i) in[static_cast<std::size_t>(i)] = rank * 100 + run * 10 + i;
+      reduce_all.start();
+      gather_all.start();
+      bool refused = false;
+      try {
+        reduce_all.start();
+      } catch (const usage_error&) {
+        refused = true;
+      }
+      if (!refused) k.fail("persistent: a second start while running was accepted");
+      k.comm().barrier();
+      while (!gather_all.test()) {
+      }
+      reduce_all.wait();
+      for (int i = 0; i < 6; ++i) {
+        const std::int32_t want = 100 * p * (p - 1) / 2 + p * (run * 10 + i);
+        if (sum[static_cast<std::size_t>(i)] != want) k.fail("persistent allreduce run " + std::to_string(run));
+        for (int j = 0; j < p; ++j)
+          if (all[static_cast<std::size_t>(j) * 6 + i] != j * 100 + run * 10 + i)
+            k.fail("persistent allgather run " + std::to_string(run));
+      }
+    }
+    k.calls += 7;
+  });
+}
+
 }  // namespace
 
 }  // namespace ranklab::mpi_check
@@ -120,6 +155,7 @@ int main(int argc, char** argv) {
     }
     mpi_check::mixed_requests(k);
     mpi_check::typed_surface(k);
+    mpi_check::persistent(k);
     mpi_check::check_failure_paths(k);
     local = k.failures();
     calls = k.calls;

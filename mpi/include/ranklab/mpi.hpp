@@ -23,6 +23,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "ranklab/call.hpp"
@@ -60,9 +61,41 @@ class request {
 
  private:
   friend class comm;
+  friend class persistent_request;
   explicit request(std::unique_ptr<detail::pending_call> c);
   void release() noexcept;
   std::unique_ptr<detail::pending_call> call_;
+};
+
+// A persistent collective (MPI-4 *_init, from comm's *_init forms): the call is checked
+// and its schedule built once; every start() runs it again on the same buffers as a
+// nonblocking call (numbered and tagged anew, so starts interleave with other calls like
+// i-collectives), completed by wait() or test(). Starting one that is still running is a
+// usage_error; destroying one that is running waits for it.
+class persistent_request {
+ public:
+  persistent_request() noexcept;
+  persistent_request(persistent_request&&) noexcept;
+  persistent_request& operator=(persistent_request&&) noexcept;
+  ~persistent_request();
+
+  void start();
+  bool test();  // true when no run is active
+  void wait();
+  bool active() const { return active_; }  // started and not yet completed by wait or test
+  bool valid() const { return state_ != nullptr; }
+
+ private:
+  friend class comm;
+  persistent_request(std::shared_ptr<detail::comm_state> state, int rank, const call& c, const void* in, void* out);
+  std::shared_ptr<detail::comm_state> state_;
+  int rank_ = 0;
+  call call_;
+  std::string algorithm_;  // owns the name call_.choice refers to
+  const void* in_ = nullptr;
+  void* out_ = nullptr;
+  request run_;
+  bool active_ = false;
 };
 
 void wait_all(std::span<request> requests);
@@ -89,6 +122,9 @@ class comm : public collectives<comm, request> {
   // extents buffer_extents() gives for this rank.
   void run_collective(const call& c, const void* in, void* out);
   [[nodiscard]] request start_collective(const call& c, const void* in, void* out);
+  // The persistent form: checks the call and builds its schedule once (persistent_request::start
+  // runs it). The buffers must stay valid while it lives.
+  [[nodiscard]] persistent_request init_collective(const call& c, const void* in, void* out);
 
   // The algorithm the last collective call used and why.
   const algorithm* last_algorithm() const;
