@@ -3,7 +3,8 @@
 // Rank i collects the blocks in rotated order (position t holds block i+t mod p): in step k it
 // sends positions [0, n) to i - 2^k and receives positions [2^k, 2^k + n) from i + 2^k,
 // n = min(2^k, p - 2^k), so every message is one contiguous piece of the rotated buffer and
-// the last step sends only the blocks still missing. Finally the rotated buffer is turned into
+// the last step sends only the blocks still missing (position 0, the rank's own block, goes
+// out from the send buffer rather than from its copy). Finally the rotated buffer is turned into
 // rank order by local copies, as LibNBC does: when the layout is packed the rotation happens in
 // out itself (three copies through a scratch buffer of the smaller part); with displacements
 // the rotated buffer is scratch and each block is copied to its place.
@@ -16,6 +17,7 @@
 
 #include "patterns/block_layout.hpp"
 #include "patterns/rank_arithmetic.hpp"
+#include "patterns/region_list.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -51,7 +53,12 @@ schedule build(const coll_args& a, int rank) {
   for (int dist = 1; dist < p; dist *= 2) {
     s.next_round();
     const int n = std::min(dist, p - dist);
-    s.send(detail::mod(rank - dist, p), positions(0, n));
+    // Position 0 is the own block: sent from in, which the call never writes (see
+    // gathered_layout::sent), the positions after it from the rotated buffer.
+    detail::region_list msg;
+    msg.add(region{in_buffer, 0, L.count(rank)});
+    msg.add(positions(1, n - 1));
+    send_list(s, detail::mod(rank - dist, p), msg);
     s.recv(detail::mod(rank + dist, p), positions(dist, n));
   }
   // The rotation: local steps after the last round's messages (or the prologue when p == 1).

@@ -3,8 +3,9 @@
 // Reduction and All-Reduction", Algorithm 7. All p ranks broadcast their blocks, each cut
 // into n parts, at once: in every round a rank sends one message packing, for every root,
 // the part that root's schedule says to send (as a list of regions: no packing copy), so
-// the whole allgather takes the rounds of one broadcast. Ranks contributing nothing are
-// skipped, so very irregular counts cost about a broadcast of the same total.
+// the whole allgather takes the rounds of one broadcast. A rank's own parts go out from its
+// send buffer, not from their copy in out. Ranks contributing nothing are skipped, so very
+// irregular counts cost about a broadcast of the same total.
 // See docs/algorithms.md, "allgather".
 // Rounds: n - 1 + q, q = ceil(log2 p). Cost: (n - 1 + q)(alpha + beta (p-1)/p M/n), M the
 // gathered size.
@@ -18,9 +19,11 @@ schedule build(const coll_args& a, int rank) {
   schedule s(rank, a.p, ext.in, ext.out);
   const auto parts = detail::block_parts(a);
   const detail::root_part& mine = parts[static_cast<std::size_t>(rank)];
-  s.copy(region{in_buffer, 0, mine.count}, region{out_buffer, mine.offset, mine.count});
+  const region input{in_buffer, 0, mine.count};
+  s.copy(input, region{out_buffer, mine.offset, mine.count});
   if (a.p == 1 || total_count(a) == 0) return s;
-  detail::all_broadcast_rounds(s, a, parts, out_buffer, detail::circulant_direction::broadcast);
+  // The rank's own blocks go out from in, not from their copy in out (see circulant_rounds).
+  detail::all_broadcast_rounds(s, a, parts, out_buffer, detail::circulant_direction::broadcast, &input);
   return s;
 }
 

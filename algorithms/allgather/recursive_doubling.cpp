@@ -4,7 +4,9 @@
 // has. Any p: with p' the largest power of two <= p and rem = p - p', ranks 2i and 2i+1
 // (i < rem) fold into one survivor before the exchange rounds (the even rank hands its block
 // over) and the odd rank hands everything back afterwards. Each group of survivors stands for
-// a contiguous rank range, so every message is a list of that range's blocks.
+// a contiguous rank range, so every message is a list of that range's blocks; a rank's own
+// block among them goes out from its send buffer, not from its copy in out
+// (gathered_layout::sent).
 // Rounds: log2 p (p a power of two), floor(log2 p) + 2 otherwise.
 // Cost: rounds alpha + beta N (p-1)/p (+ beta N for the folding), N = bytes of the result.
 // See docs/algorithms.md, "allgather".
@@ -22,10 +24,13 @@ schedule build(const coll_args& a, int rank) {
   const detail::fold_plan f(a.p);
   // The blocks of the ranks that survivors [v, v + n) stand for.
   auto group_blocks = [&](int v, int n) { return L.range(f.first_rank(v), f.first_rank(v + n)); };
-  // What the folded-away rank `lost` lacks at the end: every block but its own.
-  auto missing = [&](int lost) {
-    detail::region_list l = L.range(0, lost);
-    L.add_range(l, lost + 1, a.p);
+  auto group_sent = [&](int v, int n) { return L.sent_range(f.first_rank(v), f.first_rank(v + n), rank); };
+  // What the folded-away rank `lost` lacks at the end: every block but its own, as `sender`
+  // reads them (its own block from in; sender = no_rank: all in out, where they arrive).
+  auto missing = [&](int lost, int sender) {
+    detail::region_list l;
+    for (int j = 0; j < a.p; ++j)
+      if (j != lost) l.add(L.sent(j, sender));
     return l;
   };
   detail::folded_doubling_rounds(
@@ -34,18 +39,18 @@ schedule build(const coll_args& a, int rank) {
         if (survives)
           s.recv(partner, L.block(partner));
         else
-          s.send(partner, L.block(rank));
+          s.send(partner, L.sent(rank, rank));
       },
       [&](int v, int mask) {
         const int partner = v ^ mask;
-        send_list(s, f.real(partner), group_blocks(v & ~(mask - 1), mask));
+        send_list(s, f.real(partner), group_sent(v & ~(mask - 1), mask));
         recv_list(s, f.real(partner), group_blocks(partner & ~(mask - 1), mask));
       },
       [&](int partner, bool survives) {
         if (survives)
-          send_list(s, partner, missing(partner));
+          send_list(s, partner, missing(partner, rank));
         else
-          recv_list(s, partner, missing(rank));
+          recv_list(s, partner, missing(rank, no_rank));
       });
   return s;
 }

@@ -28,7 +28,8 @@ struct rank_view {
 }  // namespace
 
 void circulant_rounds(schedule& s, const circulant::skips& sk, const circulant::schedule_table* table,
-                      std::span<const root_part> parts, int n, buffer_id buf, circulant_direction dir) {
+                      std::span<const root_part> parts, int n, buffer_id buf, circulant_direction dir,
+                      const region* own_input) {
   const int p = s.size();
   const int rank = s.rank();
   const int q = sk.q;
@@ -60,7 +61,11 @@ void circulant_rounds(schedule& s, const circulant::skips& sk, const circulant::
       const int sb = to == part.root ? -1 : circulant::capped_block(view.send_at(v, k), offset, n);
       const int rb = v == 0 ? -1 : circulant::capped_block(view.recv_at(v, k), offset, n);
       if (dir == circulant_direction::broadcast) {
-        if (sb >= 0) s.send(to, part.block(buf, sb, n));
+        if (sb >= 0) {
+          const bool own = own_input != nullptr && v == 0;
+          s.send(to, own ? root_part{rank, own_input->offset, part.count}.block(own_input->buffer, sb, n)
+                         : part.block(buf, sb, n));
+        }
         if (rb >= 0) s.recv(from, part.block(buf, rb, n));
       } else {  // reversed: the partial of rb goes back to `from`, partials of sb arrive from `to`
         if (rb >= 0) s.send(from, part.block(buf, rb, n));
@@ -106,7 +111,7 @@ std::vector<root_part> equal_parts(std::uint64_t count, int p) {
 }
 
 void all_broadcast_rounds(schedule& s, const coll_args& a, std::span<const root_part> parts, buffer_id buf,
-                          circulant_direction dir) {
+                          circulant_direction dir, const region* own_input) {
   std::uint64_t total = 0, largest = 0;
   for (const root_part& pt : parts) {
     total += pt.count;
@@ -114,7 +119,7 @@ void all_broadcast_rounds(schedule& s, const coll_args& a, std::span<const root_
   }
   const circulant::skips sk(a.p);
   const int n = blocks_for(a, sk.q, total * a.elem_size, largest);
-  circulant_rounds(s, sk, &all_schedules(sk), parts, n, buf, dir);
+  circulant_rounds(s, sk, &all_schedules(sk), parts, n, buf, dir, own_input);
 }
 
 double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint64_t max_part, bool reduces,

@@ -37,8 +37,14 @@ enum class circulant_direction { broadcast, reduce };
 // and arriving partial blocks are combined into `buf` (commutative operators only).
 // `table` holds the schedules of all p virtual ranks when several roots take part; with one
 // root only the rank's own virtual schedules are needed and table may be null.
+// `own_input` (broadcast direction): where the part this rank is the root of lies unchanged
+// besides `buf`, to send its blocks from there. Allgather(v) passes its send buffer, which the
+// call never writes and which stays in the sender's cache, so a receiver copying a large
+// message from the sender's memory does not fetch the lines the prologue's copy into out just
+// dirtied, and the sends need not wait for that copy.
 void circulant_rounds(schedule& s, const circulant::skips& sk, const circulant::schedule_table* table,
-                      std::span<const root_part> parts, int n, buffer_id buf, circulant_direction dir);
+                      std::span<const root_part> parts, int n, buffer_id buf, circulant_direction dir,
+                      const region* own_input = nullptr);
 
 // A near-equal split of `count` elements into p parts, part j rooted at rank j (the first
 // count % p parts one element larger): allreduce's all-broadcast, and the slices of the
@@ -53,7 +59,7 @@ std::vector<root_part> block_parts(const coll_args& a);
 // blocks_for on their total size, at most as many blocks as the largest part has elements:
 // allgather(v) forwards, reduce_scatter(_block) backwards, allreduce both.
 void all_broadcast_rounds(schedule& s, const coll_args& a, std::span<const root_part> parts, buffer_id buf,
-                          circulant_direction dir);
+                          circulant_direction dir, const region* own_input = nullptr);
 
 // Cost of an all-broadcast of `bytes` in total (one direction; with combining if reduces).
 double circulant_all_broadcast_cost(const coll_args& a, double bytes, std::uint64_t max_part, bool reduces,

@@ -1,7 +1,8 @@
 // Where the blocks of the all-to-all collectives live, so that a builder addresses a block by
 // its owner (and, for alltoall, its destination) and one builder serves both layouts:
 //   gathered_layout: allgather and allgatherv, one block per rank in out (fixed blocks, or
-//     counts with optional displacements); used by every algorithm in allgather/.
+//     counts with optional displacements); used by every algorithm in allgather/. A rank
+//     sends its own block from in (sent/sent_range), the others from out.
 //   exchange_layout: alltoall and alltoallv, the matrix C(i, j) of elements rank i sends to
 //     rank j, blocks packed in peer order in in and out; used by every algorithm in alltoall/
 //     (linear and pairwise through direct_exchange, bruck and hypercube through bruck.hpp).
@@ -44,6 +45,23 @@ class gathered_layout {
   region_list range(int lo, int hi) const {
     region_list l;
     add_range(l, lo, hi);
+    return l;
+  }
+  // What `rank` sends for block j: its own block straight from in, every other block from
+  // out. The bytes are the same, but in is never written by the call (allgather(v) rejects
+  // overlapping buffers), while the copy in out was just written by the prologue: a
+  // receiver copying from the sender's memory (large messages travel by descriptor) would
+  // fetch those dirty lines from the sender's core one by one, where lines of in that
+  // nobody wrote since are served shared (from its own cache, when the program sends
+  // unchanged data again). Sending from in also frees the send from waiting for the copy.
+  region sent(int j, int rank) const { return j == rank ? region{in_buffer, 0, count_[j]} : block(j); }
+  // Blocks lo, ..., hi-1 as `rank` sends them (its own from in).
+  void add_sent_range(region_list& l, int lo, int hi, int rank) const {
+    for (int j = lo; j < hi; ++j) l.add(sent(j, rank));
+  }
+  region_list sent_range(int lo, int hi, int rank) const {
+    region_list l;
+    add_sent_range(l, lo, hi, rank);
     return l;
   }
   // The schedule with its prologue, the rank's own block copied from in to its place in out.
