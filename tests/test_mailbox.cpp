@@ -1,5 +1,5 @@
 // The message path between ranks (runtime/detail/mailbox.hpp, comm::sendrecv): the
-// express lane (up to 160 bytes in one to four cache lines), eager (inline) and descriptor (large)
+// express lane (up to 1060 bytes in one to 18 cache lines), eager (inline) and descriptor (large)
 // messages, sizes exactly at and around the eager limit and 0 bytes, the eager limit option
 // and its cap, many messages queued to one peer (the mailbox fills up: the sender falls
 // back to a descriptor or waits), many senders to one receiver,
@@ -266,9 +266,9 @@ TEST_SUITE("mailbox") {
   TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls back or waits, order is kept") {
     // 2,000 messages of mixed sizes; the receiver starts late so the mailbox (128 chunks of 64
     // bytes) runs full, and 100-byte or 2048-byte messages no longer fit inline.
-    // 0..160 bytes take the express lane (in one to four lines) while it has room, the rest
+    // 0..1060 bytes take the express lane (in one to 18 lines) while it has room, the rest
     // the queue: the receiver must still see them in the order sent.
-    const std::size_t sizes[] = {0, 8, 40, 100, 1000, 2048, 2049, 3000, 41, 64, 65, 120, 160, 161, 80, 81};
+    const std::size_t sizes[] = {0, 8, 40, 100, 1000, 2048, 2049, 3000, 41, 64, 65, 100, 101, 1024, 1060, 1061, 520};
     constexpr std::size_t kinds = std::size(sizes);
     constexpr int messages = 2000;
     for (std::size_t limit : {std::size_t{2048}, std::size_t{4096}}) {

@@ -3,9 +3,9 @@
 // when it travels inline (eager). Large messages travel as a descriptor of the sender's
 // memory: the receiver copies (or reduces) straight from it and then releases the sender.
 //
-// Messages of up to express_max_bytes take the express lane instead when it has room: a
-// ring of cache lines, a message in one to express_max_lines consecutive lines, its first
-// line holding the sequence number next to the data. Boost's queue keeps its indices on
+// Messages of up to express_max_bytes (1 KiB and a little more) take the express lane
+// instead when it has room: a ring of cache lines, a message in one to express_max_lines
+// consecutive lines, its first line holding the sequence number next to the data. Boost's queue keeps its indices on
 // lines of their own, so a receiver there pays two cache misses per message (the write
 // index, then the data); in the express lane it pays one per line, and the lines of one
 // message are fetched together. Every message of the pair, on either path, carries the
@@ -61,29 +61,49 @@ struct message_header {
 inline constexpr std::size_t header_bytes = 40;
 static_assert(sizeof(message_header) <= header_bytes);
 
-// One line of an express message. The first line carries the header fields and is
-// published by `seq`; the message's further lines carry only payload (their header fields
-// are unused), written before the first line's `seq`.
+// One line of an express message. The first line carries the header fields and
+// express_head_payload bytes and is published by `seq`; each further line carries
+// express_line_payload bytes in everything after its `seq` (continuation()), written before
+// the first line's `seq` and never touching the further lines' own `seq`.
 struct alignas(64) express_cell {
   std::atomic<std::uint32_t> seq{0};  // the message's pair sequence number; written last
   std::uint8_t coll = point_to_point;
-  std::uint8_t bytes = 0;
-  std::uint16_t lines = 1;  // lines of the message, this one included
+  std::uint8_t lines = 1;  // lines of the message, this one included
+  std::uint16_t bytes = 0;
   std::uint32_t call = 0;
   std::int32_t root = 0;
   std::uint64_t signature = 0;
   std::byte payload[40];
+
+  std::byte* continuation() { return reinterpret_cast<std::byte*>(this) + sizeof(seq); }
+  const std::byte* continuation() const { return reinterpret_cast<const std::byte*>(this) + sizeof(seq); }
 };
 static_assert(sizeof(express_cell) == 64);
-inline constexpr std::size_t express_payload = sizeof(express_cell::payload);  // per line
-inline constexpr std::uint32_t express_cells = 16;
-inline constexpr std::uint32_t express_max_lines = 4;
-inline constexpr std::size_t express_max_bytes = express_max_lines * express_payload;
-static_assert(express_max_bytes <= 255 && express_max_lines <= express_cells);
+inline constexpr std::size_t express_head_payload = sizeof(express_cell::payload);
+inline constexpr std::size_t express_line_payload = sizeof(express_cell) - sizeof(std::uint32_t);
+inline constexpr std::uint32_t express_cells = 32;
+inline constexpr std::uint32_t express_max_lines = 18;
+inline constexpr std::size_t express_max_bytes = express_head_payload + (express_max_lines - 1) * express_line_payload;
+static_assert(express_max_bytes >= 1024 && express_max_lines <= 255 && express_max_lines <= express_cells);
 
 // Lines of an express message of `bytes` (0 bytes: one line).
 inline std::uint32_t express_lines(std::uint64_t bytes) {
-  return bytes <= express_payload ? 1 : static_cast<std::uint32_t>((bytes + express_payload - 1) / express_payload);
+  if (bytes <= express_head_payload) return 1;
+  return 1 +
+         static_cast<std::uint32_t>((bytes - express_head_payload + express_line_payload - 1) / express_line_payload);
+}
+
+// Where byte `at` of an express message lies: its line (from the first, 0) and the offset
+// within that line's payload area, and how many bytes of the area follow.
+struct express_position {
+  std::uint32_t line;
+  std::size_t offset, room;
+};
+inline express_position express_locate(std::size_t at) {
+  if (at < express_head_payload) return {0, at, express_head_payload - at};
+  const std::size_t rest = at - express_head_payload;
+  const std::size_t within = rest % express_line_payload;
+  return {1 + static_cast<std::uint32_t>(rest / express_line_payload), within, express_line_payload - within};
 }
 
 struct alignas(64) mailbox {
@@ -97,18 +117,25 @@ struct alignas(64) mailbox {
 
   express_cell& cell(std::uint32_t seq) { return cells[seq % express_cells]; }
   const express_cell& cell(std::uint32_t seq) const { return cells[seq % express_cells]; }
+  // Where byte `at` of the express message whose first line is `seq` lies.
+  std::byte* express_byte(std::uint32_t seq, std::size_t at) {
+    const express_position pos = express_locate(at);
+    express_cell& c = cell(seq + pos.line);
+    return (pos.line == 0 ? c.payload : c.continuation()) + pos.offset;
+  }
   // The payload of the express message whose first line is `seq` (published) into `dst`;
   // returns its size.
   std::size_t copy_express(std::uint32_t seq, std::byte* dst) const {
     const express_cell& head = cell(seq);
-    std::size_t left = head.bytes;
-    for (std::uint32_t i = 0; left > 0; ++i) {
-      const std::size_t n = left < express_payload ? left : express_payload;
-      std::memcpy(dst, cell(seq + i).payload, n);
-      dst += n;
-      left -= n;
+    const std::size_t bytes = head.bytes;
+    std::size_t n = bytes < express_head_payload ? bytes : express_head_payload;
+    std::memcpy(dst, head.payload, n);
+    for (std::uint32_t line = 1; n < bytes; ++line) {
+      const std::size_t part = bytes - n < express_line_payload ? bytes - n : express_line_payload;
+      std::memcpy(dst + n, cell(seq + line).continuation(), part);
+      n += part;
     }
-    return head.bytes;
+    return bytes;
   }
   // Whether a message has been sent and not yet taken (both ranks quiet).
   bool holds_messages() const { return sent != consumed.load(std::memory_order_acquire); }

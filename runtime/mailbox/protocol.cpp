@@ -46,19 +46,17 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   const std::uint32_t seq = box.sent + 1;
   express_cell& head = box.cell(seq);
   head.coll = tag.coll;
-  head.bytes = static_cast<std::uint8_t>(bytes);
-  head.lines = static_cast<std::uint16_t>(lines);
+  head.bytes = static_cast<std::uint16_t>(bytes);
+  head.lines = static_cast<std::uint8_t>(lines);
   head.call = tag.call;
   head.root = tag.root;
   head.signature = tag.signature;
-  // The pieces, packed across the lines' payloads.
-  std::uint32_t line = 0;
-  std::size_t at = 0;  // within the line's payload
+  // The pieces, packed across the lines' payload areas.
+  std::size_t at = 0;  // in the message
   for (const piece& pc : pieces)
     for (std::size_t done = 0; done < pc.bytes;) {
-      if (at == express_payload) ++line, at = 0;
-      const std::size_t n = std::min(pc.bytes - done, express_payload - at);
-      std::memcpy(box.cell(seq + line).payload + at, pc.data + done, n);
+      const std::size_t n = std::min(pc.bytes - done, express_locate(at).room);
+      std::memcpy(box.express_byte(seq, at), pc.data + done, n);
       done += n;
       at += n;
     }
