@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ranklab/check.hpp"
@@ -131,6 +132,17 @@ inline std::vector<std::uint64_t> matrix_of(matrix_pattern pat, int p, std::uint
       }
     }
   return c;
+}
+
+// A call of algorithm `algo` at root p/2 on int64 sums: `count` elements, or for the
+// v-collectives irregular random counts (with zeros).
+inline call irregular_call(collective c, std::string_view algo, int p, std::uint64_t count) {
+  const datatype t = datatype_of<std::int64_t>();
+  if (c == collective::alltoallv)
+    return make_vcall(c, p, matrix_of(matrix_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
+  if (has_vector_counts(c))
+    return make_vcall(c, p, counts_of(count_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
+  return make_call(c, p, count, p / 2, t, ops::sum, {algo});
 }
 
 }  // namespace ranklab::testing

@@ -18,15 +18,7 @@ using namespace ranklab::testing;
 
 namespace {
 
-// A call with irregular counts (with zeros) for the v-collectives.
-call call_for(collective c, std::string_view algo, int p) {
-  const datatype t = datatype_of<std::int64_t>();
-  if (c == collective::alltoallv)
-    return make_vcall(c, p, matrix_of(matrix_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
-  if (has_vector_counts(c))
-    return make_vcall(c, p, counts_of(count_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
-  return make_call(c, p, 13, p / 2, t, ops::sum, {algo});
-}
+call call_for(collective c, std::string_view algo, int p) { return irregular_call(c, algo, p, 13); }
 
 // Runs the call as a request on every rank (waiting via test() polling on odd ranks and
 // wait() on even ones) and compares with the reference.

@@ -17,14 +17,7 @@ using namespace ranklab::testing;
 
 namespace {
 
-call call_for(collective c, std::string_view algo, int p) {
-  const datatype t = datatype_of<std::int64_t>();
-  if (c == collective::alltoallv)
-    return make_vcall(c, p, matrix_of(matrix_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
-  if (has_vector_counts(c))
-    return make_vcall(c, p, counts_of(count_pattern::random, p), {}, p / 2, t, ops::sum, {algo});
-  return make_call(c, p, 11, p / 2, t, ops::sum, {algo});
-}
+call call_for(collective c, std::string_view algo, int p) { return irregular_call(c, algo, p, 11); }
 
 // Puts run k's inputs into the buffers the calls were prepared with (same sizes: same call).
 void load_inputs(test_data& buffers, const test_data& run) {
