@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Checks the small- and medium-message targets against a `ranklab bench --compare` JSON
+(one run: ranklab, Open MPI, MPICH, the OpenMP baseline and the cache-line round trip side
+by side):
+
+    scripts/floor_targets.py bench-results/2026-11-24-floor-p2.json [--p 2]
+
+Targets, per collective at p ranks (one rank per core):
+  * 8 B (barrier: 0 B): auto at most 0.5 x the fastest of Open MPI, MPICH and OpenMP, and
+    at most 3 x the cache-line round trip measured in the same run;
+  * 1 KiB, 64 KiB, 1 MiB: auto at most 0.5 x the faster MPI.
+Prints every row with its ratios and which target it misses (*), then the totals.
+"""
+import argparse
+import json
+from collections import defaultdict
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("json_file")
+    ap.add_argument("--p", type=int, default=2)
+    args = ap.parse_args()
+    doc = json.load(open(args.json_file))
+    machine = doc.get("machine", {})
+    round_trip_us = float(machine.get("cache_line_round_trip_ns", "nan")) / 1000.0
+    auto, others = {}, defaultdict(dict)
+    for r in doc["rows"]:
+        if r.get("status") != "ok" or int(r["p"]) != args.p:
+            continue
+        key = (r["coll"], int(r["bytes"]))
+        t = float(r["usec"]["median"]) if isinstance(r.get("usec"), dict) else float(r["usec_median"])
+        if r["impl"] == "ranklab" and r["algo"] == "auto":
+            auto[key] = (t, r.get("selected", ""))
+        elif r["impl"] in ("openmpi", "mpich", "openmp"):
+            others[key][r["impl"]] = t
+    print(f"load average {machine.get('load_average_before', '?')} -> {machine.get('load_average', '?')}; "
+          f"cache-line round trip {round_trip_us * 1000:.0f} ns")
+    print(f"{'coll':22} {'bytes':>8} {'auto us':>9} {'ompi':>8} {'mpich':>8} {'openmp':>8} "
+          f"{'/best':>6} {'/floor':>7}  auto picks")
+    met = missed = 0
+    for (coll, size), (t, pick) in sorted(auto.items()):
+        o = others.get((coll, size), {})
+        small = size <= 8
+        rivals = [o[k] for k in (("openmpi", "mpich", "openmp") if small else ("openmpi", "mpich")) if k in o]
+        if not rivals:
+            continue
+        best = min(rivals)
+        ratio = t / best
+        floor_ratio = t / round_trip_us if small and round_trip_us == round_trip_us else None
+        ok = ratio <= 0.5 and (floor_ratio is None or floor_ratio <= 3)
+        met += ok
+        missed += not ok
+        cells = " ".join(f"{o[k]:>8.3f}" if k in o else f"{'-':>8}" for k in ("openmpi", "mpich", "openmp"))
+        floor = f"{floor_ratio:>7.1f}" if floor_ratio is not None else f"{'':>7}"
+        print(f"{coll:22} {size:>8} {t:>9.3f} {cells} {ratio:>6.2f} {floor}{'' if ok else ' *'} {pick}")
+    print(f"\ntargets met: {met} of {met + missed}")
+
+
+if __name__ == "__main__":
+    main()
