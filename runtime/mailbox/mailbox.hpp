@@ -128,6 +128,7 @@ struct alignas(64) mailbox {
   std::size_t copy_express(std::uint32_t seq, std::byte* dst) const {
     const express_cell& head = cell(seq);
     const std::size_t bytes = head.bytes;
+    if (bytes == 0) return 0;  // dst may be null then (an empty receive)
     std::size_t n = bytes < express_head_payload ? bytes : express_head_payload;
     std::memcpy(dst, head.payload, n);
     for (std::uint32_t line = 1; n < bytes; ++line) {
