@@ -180,6 +180,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   op.entry.reset();
   op.plan = nullptr;
   op.p2p = true;
+  op.publishes = false;  // a round shares no buffers (the last collective's plan may have)
   op.name = "sendrecv";
   op.tag = call_tag{};
   op.p2p_to = dest;

@@ -20,8 +20,8 @@ schedule build_scan(const coll_args& a, int rank) {
   s.copy(region{in_buffer, 0, n}, out);
   for (int k = 0; k + 1 < a.p; ++k) {
     s.next_round();
-    if (rank == k)
-      s.send(k + 1, out);
+    if (rank == k)  // rank 0's prefix is its input: sent from in, not from the copy just written
+      s.send(k + 1, k == 0 ? region{in_buffer, 0, n} : out);
     else if (rank == k + 1)
       s.recv(k, out, combine::reduce_in_left);
   }

@@ -61,11 +61,18 @@ struct alignas(64) rank_slot {
     std::atomic<const buffer_table*> table{nullptr};
   };
   std::array<published_buffers, 16> published;
-  // Fences this rank has met per call slot; kept with the team, like the fence counters, so
-  // that a later comm of the same rank continues the count. Written by the owner only; in
-  // a team of at most flag_fence_ranks the other ranks read it to pass a fence (the flag
-  // fence), so it lives on lines of its own.
-  alignas(64) std::array<std::atomic<std::uint64_t>, 16> fences_met{};
+  // This rank's fence line per call slot: the fences it has met there (kept with the team,
+  // like the fence counters, so that a later comm of the same rank continues the count)
+  // and the call and signature of those fences, under a sequence lock like `published`
+  // (`call` is 0 while they are rewritten). Written by the owner only; in a team of at most
+  // flag_fence_ranks the others read it to pass a fence (the flag fence) and to check that
+  // the next rank is in the same call, from the one line they fetch anyway.
+  struct alignas(64) fence_line {
+    std::atomic<std::uint64_t> met{0};
+    std::atomic<std::uint32_t> call{0};
+    std::atomic<std::uint64_t> signature{0};
+  };
+  std::array<fence_line, 16> fence_lines;
   // Set while the rank runs steps that may read other ranks' buffers.
   std::atomic<bool> reading_remote{false};
   // When the rank last polled an unfinished request (team time + 1; 0: not polling). A

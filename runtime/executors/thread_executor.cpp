@@ -104,12 +104,23 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
 // direct gather where no rank believes it is the root reads nothing). Past a fence every
 // rank has published its call's signature; comparing with the next rank around the ring
 // finds any disagreement, since unequal signatures differ somewhere between neighbours.
+// In a flag-fence team the neighbour's fence line, just read to pass the fence, carries its
+// signature; larger teams read its published entry.
 void check_fence_partner(engine& e, const operation& op) {
   const int next = (e.me + 1) % e.t.p;
   if (next == e.me) return;
-  const auto& entry = e.t.slots[next].published[op.tag.call % call_slots];
+  std::optional<std::uint64_t> signature;
+  if (e.t.p <= flag_fence_ranks) {
+    const auto& line = e.t.slots[next].fence_lines[op.tag.call % call_slots];
+    if (line.call.load(std::memory_order_acquire) == op.tag.call) {
+      const std::uint64_t read = line.signature.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (line.call.load(std::memory_order_relaxed) == op.tag.call) signature = read;
+    }
+  } else {
+    signature = published_signature(e.t.slots[next].published[op.tag.call % call_slots], op.tag.call);
+  }
   // Not in this call (any more): the neighbour has withdrawn (after a failure) or moved on.
-  const std::optional<std::uint64_t> signature = published_signature(entry, op.tag.call);
   if (!signature || *signature == op.tag.signature) return;
   const remote_context context{&e.t, e.me, &op};
   throw_peer_mismatch(context, next, in_another_call);
@@ -117,7 +128,7 @@ void check_fence_partner(engine& e, const operation& op) {
 
 // A fence (schedule::fence). Every rank meets the same fences of a call slot in the same
 // order, so the j-th fence of a slot is passed once every rank has met j fences there: by
-// flags (each rank's fences_met) in small teams, by the slot's counter reaching j * p in
+// flags (each rank's fence line) in small teams, by the slot's counter reaching j * p in
 // large ones. The rank that completes a fence wakes any that sleep.
 bool fence_passed(engine& e, operation& op) {
   const std::size_t slot = op.tag.call % call_slots;
@@ -125,19 +136,29 @@ bool fence_passed(engine& e, operation& op) {
   // Ranks seen arrived stay arrived for this fence: resume at the first one not seen yet.
   for (int& k = op.fence_waits_for; k < e.t.p; ++k) {
     if (k == e.me) continue;
-    if (e.t.slots[k].fences_met[slot].load(std::memory_order_seq_cst) < op.fence_target) return false;
+    if (e.t.slots[k].fence_lines[slot].met.load(std::memory_order_seq_cst) < op.fence_target) return false;
   }
   return true;
 }
 
 void arrive_at_fence(engine& e, operation& op) {
   const std::size_t slot = op.tag.call % call_slots;
-  auto& met = e.t.slots[e.me].fences_met[slot];
+  auto& line = e.t.slots[e.me].fence_lines[slot];
+  auto& met = line.met;
   const std::uint64_t mine = met.load(std::memory_order_relaxed) + 1;
   count_progress(e);
   op.fence_waits_for = 0;
   if (e.t.p <= flag_fence_ranks) {
     op.fence_target = mine;
+    // The call's signature next to the count, for the neighbour's check (a sequence lock,
+    // as in publish()); the count's store below publishes it.
+    if (line.call.load(std::memory_order_relaxed) != op.tag.call ||
+        line.signature.load(std::memory_order_relaxed) != op.tag.signature) {
+      line.call.store(0, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);
+      line.signature.store(op.tag.signature, std::memory_order_relaxed);
+      line.call.store(op.tag.call, std::memory_order_release);
+    }
     // seq_cst store, then seq_cst loads in fence_passed: of two ranks arriving together, at
     // least one sees the other's flag (the last to arrive sees all and wakes the sleepers).
     met.store(mine, std::memory_order_seq_cst);
@@ -195,8 +216,8 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   }
   // Others look at our published entry only through a fence (its partner check and the
   // direct reads after it): a plan without fences and direct steps needs none.
-  op.publishes = s.reads_remote() ||
-                 std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
+  op.publishes =
+      s.reads_remote() || std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
   op.all_send_pieces.clear();
   op.all_recv_pieces.clear();
   for (const round& rd : s.rounds()) {
@@ -212,7 +233,7 @@ bool advance(engine& e, operation& op) {
   const bool tracing = e.t.options.trace;
   if (!op.started) {
     if (op.plan && slot_busy(e, op)) return false;
-    if (op.publishes) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
+    if (op.plan && op.publishes) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
     if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;
   }
@@ -283,7 +304,7 @@ void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
   if (op.complete) return;
   // A started collective that published its buffers: others may be reading them (or, for
   // push steps, writing them) even if this rank itself never reads remotely.
-  if (op.started && op.publishes) withdraw_buffers(t, me, op);
+  if (op.started && op.plan && op.publishes) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
     // Withdraw the message. If no receiver has claimed it, a receiver may still take the
     // header later and look at the descriptor (finding it cancelled): the team keeps it.
