@@ -188,3 +188,28 @@ TEST_CASE("persistent requests: misuse is a usage_error, destruction waits, a fa
     }));
   }
 }
+
+TEST_CASE("rounds between outstanding direct calls leave their published buffers alone (every call slot)") {
+  // A sendrecv reuses the rank's blocking operation after a direct call: it must not
+  // publish anything, or a direct call in flight in slot 0 would lose its buffers.
+  for (int p : {2, 3, 6}) {
+    INFO("p=", p);
+    run(p, [&](comm& cm) {
+      const int r = cm.rank();
+      std::vector<long> in(3), out(3), out2(3);
+      auto sum = cm.allreduce_init(in, out, ops::sum, {"direct"});
+      for (int k = 0; k < 2 * 16 + 3; ++k) {
+        std::fill(in.begin(), in.end(), r + k);
+        cm.allreduce(in, out2, ops::sum, {"direct"});  // the blocking operation's plan shares buffers
+        sum.start();
+        const long mine = r;
+        long got = -1;
+        cm.sendrecv((r + 1) % p, std::span(&mine, 1), (r + p - 1) % p, std::span(&got, 1));
+        sum.wait();
+        CHECK(got == (r + p - 1) % p);
+        CHECK(out == std::vector<long>(3, p * (p - 1) / 2 + static_cast<long>(p) * k));
+        CHECK(out2 == out);
+      }
+    });
+  }
+}
