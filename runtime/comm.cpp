@@ -24,7 +24,6 @@ namespace ranklab {
 namespace {
 
 using detail::abandon;
-using detail::advance;
 using detail::cached_schedule;
 using detail::call_tag;
 using detail::chunks_for;
@@ -32,12 +31,10 @@ using detail::comm_state;
 using detail::count_progress;
 using detail::engine;
 using detail::join_progress_thread;
-using detail::locked;
 using detail::operation;
 using detail::piece;
 using detail::prepare;
 using detail::schedule_for;
-using detail::start_progress_thread;
 using detail::tag_for;
 using detail::team_state;
 using detail::try_post_express;
@@ -81,12 +78,12 @@ std::shared_ptr<const cached_schedule> checked_schedule(team_state* t, comm_stat
   return entry;
 }
 
-// Points `op` at the call's schedule and buffers and numbers the call.
-void aim(operation& op, comm_state& cs, const call& c, std::shared_ptr<const cached_schedule> entry, const void* in,
-         void* out, detail::aligned_bytes& scratch, std::size_t& scratch_bytes) {
+// Points `op` at the call's schedule and buffers (numbering it is the caller's: a
+// persistent call is numbered by each start).
+void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> entry, const void* in, void* out,
+         detail::aligned_bytes& scratch, std::size_t& scratch_bytes) {
   prepare(op, entry->plan, in, out, c.type, c.reduction, scratch, scratch_bytes);
   op.name = name(c.args.coll).data();
-  op.tag = tag_for(cs, c, *entry);
   op.entry = std::move(entry);
 }
 
@@ -231,7 +228,8 @@ void comm::run_collective(const call& c, const void* in, void* out) {
     auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
     comm_state& cs = *state_;
     operation& op = cs.blocking;
-    aim(op, cs, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
+    aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
+    op.tag = tag_for(cs, c, *op.entry);
     cs.prepared = op.entry.get();
     cs.prepared_in = in;
     cs.prepared_out = out;
@@ -245,7 +243,8 @@ request comm::start_collective(const call& c, const void* in, void* out) {
   auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
   comm_state& cs = *state_;
   auto op = std::make_unique<operation>();
-  aim(*op, cs, c, std::move(entry), in, out, op->scratch, op->scratch_bytes);
+  aim(*op, c, std::move(entry), in, out, op->scratch, op->scratch_bytes);
+  op->tag = tag_for(cs, c, *op->entry);
   detail::launch(*team_, state_, rank_, *op);
   return request(team_, state_, rank_, std::move(op));
 }
@@ -253,9 +252,7 @@ request comm::start_collective(const call& c, const void* in, void* out) {
 persistent_request comm::init_collective(const call& c, const void* in, void* out) {
   auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
   auto op = std::make_unique<operation>();
-  prepare(*op, entry->plan, in, out, c.type, c.reduction, op->scratch, op->scratch_bytes);
-  op->name = name(c.args.coll).data();
-  op->entry = std::move(entry);  // numbered by each start()
+  aim(*op, c, std::move(entry), in, out, op->scratch, op->scratch_bytes);
   return persistent_request(team_, state_, rank_, std::move(op));
 }
 

@@ -177,8 +177,7 @@ void persistent_request::start() {
   if (state_->ended.load(std::memory_order_acquire))
     throw usage_error(rank_, op_->name, "the comm of this persistent request has ended");
   team_->check_failure(rank_, op_->name);
-  detail::comm_state& cs = *state_;
-  op_->tag = detail::tag_for(cs, op_->entry->key_call, *op_->entry);
+  op_->tag = detail::tag_for(*state_, op_->entry->key_call, *op_->entry);
   op_->rewind();
   active_ = true;
   detail::launch(*team_, state_, rank_, *op_);

@@ -42,10 +42,23 @@ constexpr const char* in_another_call =
 }
 using published_buffers = rank_slot::published_buffers;
 
+// Entries that others read while their owner may rewrite them for a later call (published
+// buffers, fence lines) are sequence locks over `call`: the owner sets it to 0, writes the
+// rest, then sets it to the call's number. Invalidating first keeps a reader of the slot's
+// previous call from pairing that call's number with the next call's contents.
+template <class Entry, class Write>
+void write_for_call(Entry& entry, std::uint32_t call, Write&& write) {
+  entry.call.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  write(entry);
+  entry.call.store(call, std::memory_order_release);
+}
+
 // The signature `entry` holds for call `call`, or nothing when its owner is not in that
 // call: it withdrew, or it has moved on to a later call of the same slot and may already
-// have written that call's signature. Read under the entry's sequence lock (publish()).
-std::optional<std::uint64_t> published_signature(const published_buffers& entry, std::uint32_t call) {
+// have written that call's signature.
+template <class Entry>
+std::optional<std::uint64_t> signature_for_call(const Entry& entry, std::uint32_t call) {
   if (entry.call.load(std::memory_order_acquire) != call) return std::nullopt;
   const std::uint64_t signature = entry.signature.load(std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_acquire);
@@ -54,14 +67,12 @@ std::optional<std::uint64_t> published_signature(const published_buffers& entry,
 }
 
 // Makes this rank's buffers of `op` readable by the others (shared-memory direct
-// algorithms) and its signature checkable. Invalidating the entry first keeps a reader of
-// the slot's previous call from pairing that call's number with this call's signature.
+// algorithms) and its signature checkable.
 void publish(published_buffers& entry, const operation& op) {
-  entry.call.store(0, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  entry.table.store(&op.buffers, std::memory_order_relaxed);
-  entry.signature.store(op.tag.signature, std::memory_order_relaxed);
-  entry.call.store(op.tag.call, std::memory_order_release);
+  write_for_call(entry, op.tag.call, [&](published_buffers& e) {
+    e.table.store(&op.buffers, std::memory_order_relaxed);
+    e.signature.store(op.tag.signature, std::memory_order_relaxed);
+  });
 }
 
 const buffer_table* remote_buffers(const void* context, int rank) {
@@ -70,7 +81,7 @@ const buffer_table* remote_buffers(const void* context, int rank) {
   const auto& entry = c.t->slots[rank].published[call % call_slots];
   // The fence before every direct read guarantees the owner published them, unless it has
   // left the call since: it met a mismatch or an error of its own and withdrew them.
-  const std::optional<std::uint64_t> signature = published_signature(entry, call);
+  const std::optional<std::uint64_t> signature = signature_for_call(entry, call);
   if (!signature)
     throw_peer_mismatch(c, rank,
                         "is no longer in that call (it withdrew its buffers after an error, or is in "
@@ -109,17 +120,11 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
 void check_fence_partner(engine& e, const operation& op) {
   const int next = (e.me + 1) % e.t.p;
   if (next == e.me) return;
-  std::optional<std::uint64_t> signature;
-  if (e.t.p <= flag_fence_ranks) {
-    const auto& line = e.t.slots[next].fence_lines[op.tag.call % call_slots];
-    if (line.call.load(std::memory_order_acquire) == op.tag.call) {
-      const std::uint64_t read = line.signature.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (line.call.load(std::memory_order_relaxed) == op.tag.call) signature = read;
-    }
-  } else {
-    signature = published_signature(e.t.slots[next].published[op.tag.call % call_slots], op.tag.call);
-  }
+  const rank_slot& peer = e.t.slots[next];
+  const std::size_t slot = op.tag.call % call_slots;
+  const std::optional<std::uint64_t> signature = e.t.p <= flag_fence_ranks
+                                                     ? signature_for_call(peer.fence_lines[slot], op.tag.call)
+                                                     : signature_for_call(peer.published[slot], op.tag.call);
   // Not in this call (any more): the neighbour has withdrawn (after a failure) or moved on.
   if (!signature || *signature == op.tag.signature) return;
   const remote_context context{&e.t, e.me, &op};
@@ -150,15 +155,12 @@ void arrive_at_fence(engine& e, operation& op) {
   op.fence_waits_for = 0;
   if (e.t.p <= flag_fence_ranks) {
     op.fence_target = mine;
-    // The call's signature next to the count, for the neighbour's check (a sequence lock,
-    // as in publish()); the count's store below publishes it.
+    // The call's signature next to the count, for the neighbour's check; the count's store
+    // below publishes it. Written once per call (later fences of the call find it there).
     if (line.call.load(std::memory_order_relaxed) != op.tag.call ||
-        line.signature.load(std::memory_order_relaxed) != op.tag.signature) {
-      line.call.store(0, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
-      line.signature.store(op.tag.signature, std::memory_order_relaxed);
-      line.call.store(op.tag.call, std::memory_order_release);
-    }
+        line.signature.load(std::memory_order_relaxed) != op.tag.signature)
+      write_for_call(line, op.tag.call,
+                     [&](rank_slot::fence_line& l) { l.signature.store(op.tag.signature, std::memory_order_relaxed); });
     // seq_cst store, then seq_cst loads in fence_passed: of two ranks arriving together, at
     // least one sees the other's flag (the last to arrive sees all and wakes the sleepers).
     met.store(mine, std::memory_order_seq_cst);
@@ -233,7 +235,7 @@ bool advance(engine& e, operation& op) {
   const bool tracing = e.t.options.trace;
   if (!op.started) {
     if (op.plan && slot_busy(e, op)) return false;
-    if (op.plan && op.publishes) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
+    if (op.publishes) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
     if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;
   }
@@ -304,7 +306,7 @@ void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
   if (op.complete) return;
   // A started collective that published its buffers: others may be reading them (or, for
   // push steps, writing them) even if this rank itself never reads remotely.
-  if (op.started && op.plan && op.publishes) withdraw_buffers(t, me, op);
+  if (op.started && op.publishes) withdraw_buffers(t, me, op);
   if (op.posted && op.by_descriptor) {
     // Withdraw the message. If no receiver has claimed it, a receiver may still take the
     // header later and look at the descriptor (finding it cancelled): the team keeps it.
