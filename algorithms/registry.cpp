@@ -63,7 +63,18 @@ const algorithm* registry::find(collective c, std::string_view n) {
 bool meets_preconditions(const algorithm& a, const coll_args& args) {
   if (a.needs_commutative && !args.commutative) return false;
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p))) return false;
+  if (a.payload_bytes && a.payload_bytes(args) > fence_payload_bytes) return false;
   return true;
+}
+
+std::string unmet_precondition(const algorithm& a, const coll_args& args) {
+  if (a.needs_commutative && !args.commutative) return "needs a commutative operator";
+  if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p)))
+    return fmt::format("needs p to be a power of two (p = {})", args.p);
+  if (a.payload_bytes && a.payload_bytes(args) > fence_payload_bytes)
+    return fmt::format("carries at most {} bytes per rank in its fence line, this call {}", fence_payload_bytes,
+                       a.payload_bytes(args));
+  return {};
 }
 
 void check_preconditions(const algorithm& a, const coll_args& args) {
@@ -71,9 +82,7 @@ void check_preconditions(const algorithm& a, const coll_args& args) {
   std::string alternatives;
   for (const algorithm* b : registry::for_collective(a.coll))
     if (meets_preconditions(*b, args)) alternatives += (alternatives.empty() ? "" : ", ") + std::string(b->name);
-  const std::string why = a.needs_commutative && !args.commutative
-                              ? "needs a commutative operator"
-                              : fmt::format("needs p to be a power of two (p = {})", args.p);
+  const std::string why = unmet_precondition(a, args);
   throw usage_error(no_rank, std::string(name(a.coll)),
                     fmt::format("algorithm '{}' {}; algorithms that accept this call: {}", a.name, why,
                                 alternatives.empty() ? "none" : alternatives));

@@ -252,11 +252,6 @@ selection_state& state() {
   return s;
 }
 
-std::string precondition_failure(const algorithm& a, const coll_args& args) {
-  if (a.needs_commutative && !args.commutative) return "needs a commutative operator";
-  return fmt::format("needs p a power of two");
-}
-
 }  // namespace
 
 // ---- public API -----------------------------------------------------------------------------------
@@ -457,7 +452,7 @@ table_choice choose_from(const selection_table& t, const coll_args& args, std::s
     const algorithm* a = registry::find(r.coll, r.algorithm);
     const std::string skip = a == nullptr                    ? "is not registered"
                              : meets_preconditions(*a, args) ? ""
-                                                             : precondition_failure(*a, args);
+                                                             : unmet_precondition(*a, args);
     if (!skip.empty()) {
       passed += fmt::format("{}rule {}: {} {}", passed.empty() ? "" : "; ", i + 1, r.algorithm, skip);
       continue;

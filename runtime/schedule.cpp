@@ -9,14 +9,16 @@
 namespace ranklab {
 
 namespace {
-std::string show(const region& r) {
+std::string show(const region& r, buffer_id payload) {
   const char* names[] = {"in", "out"};
-  std::string buf = r.buffer < first_scratch ? names[r.buffer] : fmt::format("tmp{}", r.buffer - first_scratch);
+  std::string buf = r.buffer < first_scratch ? names[r.buffer]
+                    : r.buffer == payload    ? std::string("payload")
+                                             : fmt::format("tmp{}", r.buffer - first_scratch);
   return fmt::format("{}[{}+{}]", buf, r.offset, r.count);
 }
-std::string show(std::span<const region> rs) {
+std::string show(std::span<const region> rs, buffer_id payload) {
   std::string s;
-  for (const auto& r : rs) s += (s.empty() ? "" : " ") + show(r);
+  for (const auto& r : rs) s += (s.empty() ? "" : " ") + show(r, payload);
   return s;
 }
 const char* show(combine how) {
@@ -97,6 +99,13 @@ void schedule::fence() {
   rounds_.back().fence = true;
 }
 
+void schedule::fence_for(int waits_for) {
+  if (waits_for != no_rank && (waits_for < 0 || waits_for >= p_))
+    throw usage_error(rank_, "schedule", fmt::format("fence waiting for rank {} outside 0..{}", waits_for, p_ - 1));
+  fence();
+  rounds_.back().waits_for = waits_for;
+}
+
 void schedule::push(int rank, region src, region dst, combine how) {
   if (rank < 0 || rank >= p_)
     throw usage_error(rank_, "schedule", fmt::format("push to rank {} outside 0..{}", rank, p_ - 1));
@@ -106,8 +115,9 @@ void schedule::push(int rank, region src, region dst, combine how) {
 
 void schedule::local(region src, region dst, combine how, int src_rank, int dst_rank) {
   if (src.count != dst.count)
-    throw usage_error(rank_, "schedule",
-                      fmt::format("local step from {} to {} changes the size", show(src), show(dst)));
+    throw usage_error(
+        rank_, "schedule",
+        fmt::format("local step from {} to {} changes the size", show(src, payload_), show(dst, payload_)));
   steps_.push_back({src, dst, how, src_rank, dst_rank});
   const auto end = static_cast<std::uint32_t>(steps_.size());
   if (rounds_.empty()) {
@@ -122,6 +132,12 @@ void schedule::local(region src, region dst, combine how, int src_rank, int dst_
 buffer_id schedule::scratch(std::uint64_t count) {
   scratch_.push_back(count);
   return static_cast<buffer_id>(first_scratch + scratch_.size() - 1);
+}
+
+buffer_id schedule::fence_payload(std::uint64_t count) {
+  if (payload_ != no_buffer) throw usage_error(rank_, "schedule", "a schedule has at most one fence payload");
+  payload_ = scratch(count);
+  return payload_;
 }
 
 void schedule::trim() {
@@ -172,17 +188,20 @@ std::string schedule::describe() const {
   auto steps = [&](std::span<const local_step> ls, const char* when) {
     for (const auto& st : ls)
       s += fmt::format("    {} {} {}{} -> {}\n", when, show(st.how),
-                       st.src_rank == no_rank ? "" : fmt::format("rank {}:", st.src_rank), show(st.src),
-                       (st.dst_rank == no_rank ? "" : fmt::format("rank {}:", st.dst_rank)) + show(st.dst));
+                       st.src_rank == no_rank ? "" : fmt::format("rank {}:", st.src_rank), show(st.src, payload_),
+                       (st.dst_rank == no_rank ? "" : fmt::format("rank {}:", st.dst_rank)) + show(st.dst, payload_));
   };
   steps(prologue(), "prologue");
   for (std::size_t i = 0; i < rounds_.size(); ++i) {
     const round& r = rounds_[i];
     s += fmt::format("  round {:3}:", i);
-    if (r.fence) s += " fence (all ranks);";
-    if (r.send_to != no_rank) s += fmt::format(" send {} to {};", show(send_regions(r)), r.send_to);
+    if (r.fence)
+      s += r.waits_for == every_rank ? " fence (all ranks);"
+           : r.waits_for == no_rank  ? " fence (arrive, wait for nobody);"
+                                     : fmt::format(" fence (arrive, wait for rank {});", r.waits_for);
+    if (r.send_to != no_rank) s += fmt::format(" send {} to {};", show(send_regions(r), payload_), r.send_to);
     if (r.recv_from != no_rank)
-      s += fmt::format(" recv {} {} from {};", show(r.recv_how), show(recv_regions(r)), r.recv_from);
+      s += fmt::format(" recv {} {} from {};", show(r.recv_how), show(recv_regions(r), payload_), r.recv_from);
     s += "\n";
     steps(pre_steps(r), "before");
     steps(post_steps(r), "after");

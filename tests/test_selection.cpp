@@ -417,7 +417,8 @@ TEST_SUITE("selection") {
     // p = 8: hypercube (rule 7); p = 6: not a power of two -> pairwise (rule 8).
     CHECK(select_algorithm(args_of(collective::alltoall, 8, 16), 4, "auto", &why).name == "hypercube");
     CHECK(select_algorithm(args_of(collective::alltoall, 6, 16), 4, "auto", &why).name == "pairwise");
-    CHECK(contains(why, "rule 8 (p 2..64, <= 1024 B) (passed over rule 7: hypercube needs p a power of two)"));
+    CHECK(contains(why,
+                   "rule 8 (p 2..64, <= 1024 B) (passed over rule 7: hypercube needs p to be a power of two (p = 6))"));
     // The result is right on the executors too (non-commutative allreduce via the table).
     const call c = make_call(collective::allreduce, 5, 6, 0, datatype_of<matrix2x2>(), matrix2x2_product());
     const check_result r = expect_verified(c, executor_kind::threads);

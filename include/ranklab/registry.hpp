@@ -48,7 +48,11 @@ struct algorithm {
   bool needs_commutative = false;   // the operator must be commutative
   bool needs_power_of_two = false;  // p must be a power of two
   bool one_ported = true;           // false: shared-memory direct, outside the model
-  std::string_view composition;     // e.g. "scatter + allgather (improved broadcast)"
+  // Algorithms whose data travels in fence lines (schedule::fence_payload): the largest
+  // payload a rank of the call carries, in bytes (args.elem_size each); calls above
+  // fence_payload_bytes are refused. nullptr: no such limit.
+  std::uint64_t (*payload_bytes)(const coll_args& args) = nullptr;
+  std::string_view composition;  // e.g. "scatter + allgather (improved broadcast)"
   schedule (*build)(const coll_args& args, int rank) = nullptr;
   // Predicted time in seconds for elements of elem_size bytes; nullptr if not modelled.
   double (*cost)(const coll_args& args, std::size_t elem_size, const cost_model& m) = nullptr;
@@ -67,6 +71,8 @@ class registry {
 // of two ...), naming algorithms of the same collective that can.
 void check_preconditions(const algorithm& a, const coll_args& args);
 bool meets_preconditions(const algorithm& a, const coll_args& args);
+// Why `a` cannot run `args` ("needs a commutative operator" ...), or "" when it can.
+std::string unmet_precondition(const algorithm& a, const coll_args& args);
 
 // Resolves `requested` ("auto" or a name) for a call. With "auto", the environment
 // variable RANKLAB_<COLLECTIVE>_ALGORITHM (e.g. RANKLAB_BCAST_ALGORITHM=binomial) wins,

@@ -18,6 +18,15 @@ using buffer_id = std::uint16_t;
 inline constexpr buffer_id in_buffer = 0;      // the caller's send buffer (read only)
 inline constexpr buffer_id out_buffer = 1;     // the caller's receive buffer
 inline constexpr buffer_id first_scratch = 2;  // executor-allocated temporaries
+inline constexpr buffer_id no_buffer = 0xFFFF;
+
+// Whom a fence round waits for once it has arrived (round::waits_for): every rank (the
+// barrier of schedule::fence), one rank, or nobody (no_rank: arrive only).
+inline constexpr int every_rank = -2;
+
+// Bytes a rank's fence can carry (schedule::fence_payload): what fits in the cache line
+// the fence is announced in, next to its count and the call's signature.
+inline constexpr std::uint64_t fence_payload_bytes = 40;
 
 struct region {
   buffer_id buffer = out_buffer;
@@ -56,6 +65,8 @@ struct round {
   // A team-wide fence instead of messages: no rank runs the round's post steps before
   // every rank has run its pre steps (shared-memory direct algorithms only).
   bool fence = false;
+  // A fence that waits for less than every rank (schedule::fence_for): one rank, or nobody.
+  int waits_for = every_rank;
   bool communicates() const { return send_to != no_rank || recv_from != no_rank || fence; }
 };
 
@@ -85,7 +96,19 @@ class schedule {
   // a counter (the last to arrive wakes the others) instead of exchanging log p messages.
   // Steps added after it run after the fence. Outside the one-ported model.
   void fence();
+  // A fence after which this rank waits only for rank `waits_for` (no_rank: for nobody),
+  // for schedules with a fence payload that read after it nothing but that rank's payload
+  // (a root's data, or nothing at all): the others need not have arrived yet. Its arrival
+  // still counts: the executor holds this rank's next payload in the call slot until every
+  // rank has arrived here, so no payload is overwritten before it was read.
+  void fence_for(int waits_for);
   buffer_id scratch(std::uint64_t count);  // a new temporary buffer of `count` elements
+  // A temporary that travels with the schedule's one fence (at most fence_payload_bytes):
+  // written before the fence, read by any rank (remote) after it until the call ends. The
+  // thread executor keeps it in the rank's fence line, so reading it costs the cache-line
+  // crossing that passing the fence costs anyway, and it outlives the call, so no
+  // withdrawing fence is needed. Elsewhere it is an ordinary temporary.
+  buffer_id fence_payload(std::uint64_t count);
   // Removes trailing rounds without communication or local steps.
   void trim();
 
@@ -103,7 +126,8 @@ class schedule {
   std::span<const local_step> post_steps(const round& r) const;
   std::span<const local_step> prologue() const;
   bool reads_remote() const { return reads_remote_; }
-  std::uint64_t send_count(const round& r) const;  // elements in the round's message
+  buffer_id payload_buffer() const { return payload_; }  // no_buffer: none
+  std::uint64_t send_count(const round& r) const;        // elements in the round's message
   std::uint64_t recv_count(const round& r) const;
   // Index of the last round that communicates, plus one.
   std::size_t communication_rounds() const;
@@ -126,6 +150,7 @@ class schedule {
   std::vector<local_step> steps_;
   std::uint32_t prologue_end_ = 0;
   bool reads_remote_ = false;
+  buffer_id payload_ = no_buffer;
 };
 
 // All ranks' schedules of one collective call.

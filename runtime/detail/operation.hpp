@@ -51,8 +51,10 @@ struct operation {
   bool by_descriptor = false;
   bool received = false;
   bool fence_arrived = false;
-  std::uint64_t fence_target = 0;  // the fence count (flags) or counter value that lets us pass
-  int fence_waits_for = 0;         // flag fence: the first rank not yet seen at the fence
+  std::uint64_t fence_number = 0;    // of the fence met last, counted per call slot
+  std::uint64_t fence_target = 0;    // counter fence: the counter value that lets us pass
+  int fence_waits_for = every_rank;  // of the fence met last: round::waits_for
+  int fence_next_seen = 0;           // flag fence: the first rank not yet seen at the fence
   std::uint64_t round_begin_ns = 0;
   std::uint64_t received_bytes = 0;
   // The large-message descriptor that receivers read. Heap-allocated so that a failed

@@ -17,6 +17,7 @@
 #include "mailbox/futex.hpp"
 #include "mailbox/mailbox.hpp"
 #include "ranklab/errors.hpp"
+#include "ranklab/schedule.hpp"
 #include "ranklab/team.hpp"
 
 namespace ranklab::detail {
@@ -61,18 +62,28 @@ struct alignas(64) rank_slot {
     std::atomic<const buffer_table*> table{nullptr};
   };
   std::array<published_buffers, 16> published;
-  // This rank's fence line per call slot: the fences it has met there (kept with the team,
-  // like the fence counters, so that a later comm of the same rank continues the count)
-  // and the call and signature of those fences, under a sequence lock like `published`
-  // (`call` is 0 while they are rewritten). Written by the owner only; in a team of at most
-  // flag_fence_ranks the others read it to pass a fence (the flag fence) and to check that
-  // the next rank is in the same call, from the one line they fetch anyway.
+  // This rank's fence lines per call slot, two by the parity of the fence's number in the
+  // slot: the number of the fence the line was last written for, the call and signature of
+  // that fence, under a sequence lock like `published` (`call` is 0 while they are
+  // rewritten), and what the fence carries (schedule::fence_payload). Written by the owner
+  // only; in a team of at most flag_fence_ranks the others read the line to pass a fence
+  // (the flag fence) and to check that the next rank is in the same call, and any team
+  // reads the payload after the fence, all from the one line. Two lines, so that a reader
+  // of fence m's payload (which it finishes before meeting its next fence of the slot)
+  // never sees it overwritten: the owner writes fence m + 2's only after passing m + 1.
   struct alignas(64) fence_line {
     std::atomic<std::uint64_t> met{0};
-    std::atomic<std::uint32_t> call{0};
     std::atomic<std::uint64_t> signature{0};
+    std::atomic<std::uint32_t> call{0};
+    alignas(8) std::byte payload[fence_payload_bytes];
   };
-  std::array<fence_line, 16> fence_lines;
+  std::array<std::array<fence_line, 2>, 16> fence_lines;
+  // The fences this rank has met per call slot (owner only; kept with the team, like the
+  // fence counters, so that a later comm of the same rank continues the count).
+  std::array<std::uint64_t, 16> fences_met{};
+  // Whether this rank went on from its last fence of the slot before every rank had arrived
+  // (schedule::fence_for): then its next payload there waits until they have.
+  std::array<bool, 16> last_fence_partial{};
   // Set while the rank runs steps that may read other ranks' buffers.
   std::atomic<bool> reading_remote{false};
   // When the rank last polled an unfinished request (team time + 1; 0: not polling). A
@@ -80,6 +91,8 @@ struct alignas(64) rank_slot {
   std::atomic<std::uint64_t> polled_ns{0};
   std::uint64_t next_poll_note_ns = 0;  // owner only: when note_poll next records
 };
+
+static_assert(sizeof(rank_slot::fence_line) == 64, "the flag fence reads one line per rank");
 
 // Calls in flight at once (nonblocking requests) are told apart by call number modulo this.
 inline constexpr std::size_t call_slots = 16;

@@ -90,6 +90,11 @@ const buffer_table* remote_buffers(const void* context, int rank) {
   return entry.table.load(std::memory_order_acquire);
 }
 
+// What rank `rank` carries in the fence this operation passed last (schedule::fence_payload).
+const std::byte* fence_payload_of(const engine& e, const operation& op, int rank) {
+  return e.t.slots[rank].fence_lines[op.tag.call % call_slots][op.fence_number % 2].payload;
+}
+
 void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
   if (steps.empty()) return;
   const remote_context context{&e.t, e.me, &op};
@@ -105,9 +110,14 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
     guard.flag = &e.t.slots[e.me].reading_remote;
     guard.flag->store(true, std::memory_order_seq_cst);
   }
+  const buffer_id payload = op.plan ? op.plan->payload_buffer() : no_buffer;
   for (const local_step& st : steps) {
     if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
-    run_step(st, op.buffers, op.red, &remote_buffers, &context);
+    if (st.src_rank != no_rank && st.src.buffer == payload)
+      transfer(fence_payload_of(e, op, st.src_rank) + st.src.offset * op.type.size, op.buffers.address(st.dst),
+               st.src.count * op.type.size, st.how, op.red);
+    else
+      run_step(st, op.buffers, op.red, &remote_buffers, &context);
   }
 }
 
@@ -118,14 +128,17 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
 // In a flag-fence team the neighbour's fence line, just read to pass the fence, carries its
 // signature; larger teams read its published entry.
 void check_fence_partner(engine& e, const operation& op) {
-  const int next = (e.me + 1) % e.t.p;
+  // After a fence that waits for one rank, that rank is the one to compare with.
+  if (op.fence_waits_for == no_rank) return;
+  const int next = op.fence_waits_for == every_rank ? (e.me + 1) % e.t.p : op.fence_waits_for;
   if (next == e.me) return;
   const rank_slot& peer = e.t.slots[next];
   const std::size_t slot = op.tag.call % call_slots;
-  const std::optional<std::uint64_t> signature = e.t.p <= flag_fence_ranks
-                                                     ? signature_for_call(peer.fence_lines[slot], op.tag.call)
-                                                     : signature_for_call(peer.published[slot], op.tag.call);
-  // Not in this call (any more): the neighbour has withdrawn (after a failure) or moved on.
+  const std::optional<std::uint64_t> signature =
+      e.t.p <= flag_fence_ranks ? signature_for_call(peer.fence_lines[slot][op.fence_number % 2], op.tag.call)
+                                : signature_for_call(peer.published[slot], op.tag.call);
+  // Not in this call (any more): the neighbour has withdrawn (after a failure) or moved on
+  // (or, after a fence that does not wait for it, has not arrived yet).
   if (!signature || *signature == op.tag.signature) return;
   const remote_context context{&e.t, e.me, &op};
   throw_peer_mismatch(context, next, in_another_call);
@@ -133,30 +146,54 @@ void check_fence_partner(engine& e, const operation& op) {
 
 // A fence (schedule::fence). Every rank meets the same fences of a call slot in the same
 // order, so the j-th fence of a slot is passed once every rank has met j fences there: by
-// flags (each rank's fence line) in small teams, by the slot's counter reaching j * p in
-// large ones. The rank that completes a fence wakes any that sleep.
+// flags (each rank's fence line of j's parity shows j) in small teams, by the slot's
+// counter reaching j * p in large ones. The rank that completes a fence wakes any that
+// sleep.
 bool fence_passed(engine& e, operation& op) {
   const std::size_t slot = op.tag.call % call_slots;
+  if (op.fence_waits_for == no_rank) return true;
+  if (op.fence_waits_for != every_rank) {
+    const auto& line = e.t.slots[op.fence_waits_for].fence_lines[slot][op.fence_number % 2];
+    return line.met.load(std::memory_order_seq_cst) >= op.fence_number;
+  }
   if (e.t.p > flag_fence_ranks) return e.t.fences[slot].arrived.load(std::memory_order_acquire) >= op.fence_target;
   // Ranks seen arrived stay arrived for this fence: resume at the first one not seen yet.
-  for (int& k = op.fence_waits_for; k < e.t.p; ++k) {
+  for (int& k = op.fence_next_seen; k < e.t.p; ++k) {
     if (k == e.me) continue;
-    if (e.t.slots[k].fence_lines[slot].met.load(std::memory_order_seq_cst) < op.fence_target) return false;
+    const auto& line = e.t.slots[k].fence_lines[slot][op.fence_number % 2];
+    if (line.met.load(std::memory_order_seq_cst) < op.fence_number) return false;
   }
   return true;
 }
 
-void arrive_at_fence(engine& e, operation& op) {
+// Whether every rank has met fence `number` of call slot `slot`.
+bool fence_met_by_all(const engine& e, std::size_t slot, std::uint64_t number) {
+  if (e.t.p > flag_fence_ranks)
+    return e.t.fences[slot].arrived.load(std::memory_order_acquire) >= number * static_cast<std::uint64_t>(e.t.p);
+  for (int k = 0; k < e.t.p; ++k)
+    if (e.t.slots[k].fence_lines[slot][number % 2].met.load(std::memory_order_acquire) < number) return false;
+  return true;
+}
+
+void arrive_at_fence(engine& e, operation& op, const round& rd) {
   const std::size_t slot = op.tag.call % call_slots;
-  auto& line = e.t.slots[e.me].fence_lines[slot];
+  rank_slot& me = e.t.slots[e.me];
+  const std::uint64_t mine = ++me.fences_met[slot];
+  me.last_fence_partial[slot] = rd.waits_for != every_rank;
+  auto& line = me.fence_lines[slot][mine % 2];
   auto& met = line.met;
-  const std::uint64_t mine = met.load(std::memory_order_relaxed) + 1;
   count_progress(e);
-  op.fence_waits_for = 0;
+  op.fence_next_seen = 0;
+  op.fence_number = mine;
+  op.fence_waits_for = rd.waits_for;
+  // Who waits for this rank in particular is up to the other ranks' schedules: with a
+  // payload (where fences may wait for one rank) every arrival wakes the sleepers, otherwise
+  // the last one to arrive does.
+  const bool wake_all = op.plan->payload_buffer() != no_buffer;
   if (e.t.p <= flag_fence_ranks) {
-    op.fence_target = mine;
     // The call's signature next to the count, for the neighbour's check; the count's store
-    // below publishes it. Written once per call (later fences of the call find it there).
+    // below publishes it, and the payload the pre steps wrote. Written once per call and
+    // line (later fences of the call find it there).
     if (line.call.load(std::memory_order_relaxed) != op.tag.call ||
         line.signature.load(std::memory_order_relaxed) != op.tag.signature)
       write_for_call(line, op.tag.call,
@@ -164,12 +201,14 @@ void arrive_at_fence(engine& e, operation& op) {
     // seq_cst store, then seq_cst loads in fence_passed: of two ranks arriving together, at
     // least one sees the other's flag (the last to arrive sees all and wakes the sleepers).
     met.store(mine, std::memory_order_seq_cst);
-    if (fence_passed(e, op)) e.t.ring_all();
+    if (wake_all || fence_passed(e, op)) e.t.ring_all();
     return;
   }
-  met.store(mine, std::memory_order_relaxed);
+  // Release: a rank waiting for this one alone reads the line, not the counter.
+  met.store(mine, std::memory_order_release);
   op.fence_target = mine * static_cast<std::uint64_t>(e.t.p);
-  if (e.t.fences[slot].arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target) e.t.ring_all();
+  if (e.t.fences[slot].arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target || wake_all)
+    e.t.ring_all();
 }
 
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
@@ -183,6 +222,16 @@ void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent
 // earlier one of its slot is unfinished here: it would overwrite that call's published
 // buffers and interleave its fences. Every rank defers the same calls, and the earlier
 // call never waits for the later one, so the deferral cannot deadlock.
+// A payload goes into the line of the slot's next fence, which held the payload of the
+// fence before the last one. After a full fence every rank has finished reading that (it
+// read it before meeting the last fence); after one that waited for less, wait until
+// every rank has met the last fence.
+bool payload_line_free(const engine& e, const operation& op) {
+  const std::size_t slot = op.tag.call % call_slots;
+  const rank_slot& me = e.t.slots[e.me];
+  return !me.last_fence_partial[slot] || fence_met_by_all(e, slot, me.fences_met[slot]);
+}
+
 bool slot_busy(const engine& e, const operation& op) {
   const std::uint32_t slot = op.tag.call % call_slots;
   for (const operation* other : e.cs.active)
@@ -220,6 +269,13 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   // direct reads after it): a plan without fences and direct steps needs none.
   op.publishes =
       s.reads_remote() || std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
+  if (const buffer_id payload = s.payload_buffer(); payload != no_buffer) {
+    const std::uint64_t bytes = s.buffer_count(payload) * type.size;
+    if (bytes > fence_payload_bytes)
+      throw usage_error(s.rank(), "schedule",
+                        fmt::format("a fence payload of {} bytes does not fit the {} a fence line carries", bytes,
+                                    fence_payload_bytes));
+  }
   op.all_send_pieces.clear();
   op.all_recv_pieces.clear();
   for (const round& rd : s.rounds()) {
@@ -235,7 +291,15 @@ bool advance(engine& e, operation& op) {
   const bool tracing = e.t.options.trace;
   if (!op.started) {
     if (op.plan && slot_busy(e, op)) return false;
+    if (op.plan && op.plan->payload_buffer() != no_buffer && !payload_line_free(e, op)) return false;
     if (op.publishes) publish(e.t.slots[e.me].published[op.tag.call % call_slots], op);
+    if (op.plan && op.plan->payload_buffer() != no_buffer) {
+      // The payload is written straight into the line of the fence it travels with: the
+      // next of this slot (no other call of the slot runs meanwhile: slot_busy).
+      const std::size_t slot = op.tag.call % call_slots;
+      rank_slot& mine = e.t.slots[e.me];
+      op.buffers.base[op.plan->payload_buffer()] = mine.fence_lines[slot][(mine.fences_met[slot] + 1) % 2].payload;
+    }
     if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;
   }
@@ -256,7 +320,7 @@ bool advance(engine& e, operation& op) {
     }
     if (rd && rd->fence) {
       if (!op.fence_arrived) {
-        arrive_at_fence(e, op);
+        arrive_at_fence(e, op, *rd);
         op.fence_arrived = moved = true;
       }
       if (!fence_passed(e, op)) return moved;

@@ -64,6 +64,64 @@ struct checker {
       fail(fmt::format("rank {} round {}: {} writes the caller's send buffer", s.rank(), round, what));
   }
   const schedule_set* all = nullptr;
+  // A fence that waits for one rank or none (schedule::fence_for) lets this rank go on
+  // while others have not arrived: afterwards it may read only the payload of the rank it
+  // waited for, which is final when that rank arrived.
+  void check_partial_fences(const schedule& s) {
+    int waited = every_rank;  // the last fence's
+    auto check = [&](std::span<const local_step> steps, std::size_t i) {
+      if (waited == every_rank) return;
+      for (const local_step& st : steps)
+        if ((st.src_rank != no_rank && (st.src_rank != waited || st.src.buffer != s.payload_buffer())) ||
+            st.dst_rank != no_rank)
+          fail(fmt::format("rank {} round {}: touches rank {}'s buffers after a fence that {}", s.rank(), i,
+                           st.src_rank != no_rank ? st.src_rank : st.dst_rank,
+                           waited == no_rank ? "waits for nobody" : fmt::format("waits only for rank {}", waited)));
+    };
+    const auto rounds = s.rounds();
+    for (std::size_t i = 0; i < rounds.size(); ++i) {
+      const round& rd = rounds[i];
+      check(s.pre_steps(rd), i);
+      if (rd.fence) {
+        waited = rd.waits_for;
+        if (waited != every_rank && s.payload_buffer() == no_buffer)
+          fail(fmt::format("rank {} round {}: a fence that waits for less than every rank needs a fence payload",
+                           s.rank(), i));
+      }
+      check(s.post_steps(rd), i);
+    }
+  }
+  // A fence payload (schedule::fence_payload) is others' to read from the schedule's one
+  // fence to the end of the call, so it must be final when the fence is met.
+  void check_payload(const schedule& s) {
+    const buffer_id payload = s.payload_buffer();
+    if (payload == no_buffer) return;
+    const auto rounds = s.rounds();
+    const auto fences = std::count_if(rounds.begin(), rounds.end(), [](const round& rd) { return rd.fence; });
+    if (fences != 1)
+      fail(fmt::format("rank {}: a fence payload needs exactly one fence, the schedule has {}", s.rank(), fences));
+    // Before the fence nobody's payload is final: the owner may still be writing it.
+    auto reads_early = [&](std::span<const local_step> steps, std::size_t i) {
+      for (const local_step& st : steps)
+        if (st.src_rank != no_rank && st.src.buffer == payload)
+          fail(fmt::format("rank {} round {}: reads rank {}'s fence payload before the fence", s.rank(), i,
+                           st.src_rank));
+    };
+    reads_early(s.prologue(), 0);
+    bool past_fence = false;
+    for (std::size_t i = 0; i < rounds.size(); ++i) {
+      if (!past_fence) reads_early(s.pre_steps(rounds[i]), i);
+      if (past_fence)
+        for (const local_step& st : s.pre_steps(rounds[i]))
+          if (st.dst.buffer == payload)
+            fail(fmt::format("rank {} round {}: writes its fence payload after the fence", s.rank(), i));
+      past_fence = past_fence || rounds[i].fence;
+      if (past_fence)
+        for (const local_step& st : s.post_steps(rounds[i]))
+          if (st.dst.buffer == payload)
+            fail(fmt::format("rank {} round {}: writes its fence payload after the fence", s.rank(), i));
+    }
+  }
   void check_steps(const schedule& s, std::span<const local_step> steps, std::size_t round) {
     for (const local_step& st : steps) {
       if (st.src_rank != no_rank) {
@@ -71,8 +129,15 @@ struct checker {
         if (st.src_rank < 0 || static_cast<std::size_t>(st.src_rank) >= all->size())
           fail(fmt::format("rank {} round {}: remote step from rank {} that does not exist", s.rank(), round,
                            st.src_rank));
-        else
-          check_region((*all)[static_cast<std::size_t>(st.src_rank)], st.src, false, "remote step source", round);
+        else {
+          const schedule& owner = (*all)[static_cast<std::size_t>(st.src_rank)];
+          check_region(owner, st.src, false, "remote step source", round);
+          // Executors find another rank's fence payload by the reader's own payload id.
+          if ((st.src.buffer == s.payload_buffer()) != (st.src.buffer == owner.payload_buffer()))
+            fail(fmt::format(
+                "rank {} round {}: remote step reads buffer {}, a fence payload at only one of ranks {} and {}",
+                s.rank(), round, st.src.buffer, s.rank(), st.src_rank));
+        }
       } else {
         check_region(s, st.src, false, "local step source", round);
       }
@@ -108,6 +173,8 @@ verify_report verify(const schedule_set& schedules, bool count_receives) {
       c.fail(fmt::format("schedule {} claims to be rank {} of {}", r, s.rank(), s.size()));
     report.rounds = std::max(report.rounds, s.communication_rounds());
     c.check_steps(s, s.prologue(), 0);
+    c.check_payload(s);
+    c.check_partial_fences(s);
     const auto rounds = s.rounds();
     for (std::size_t i = 0; i < rounds.size(); ++i) {
       const round& rd = rounds[i];
@@ -121,6 +188,11 @@ verify_report verify(const schedule_set& schedules, bool count_receives) {
       const auto recvs = s.recv_regions(rd);
       if (overlapping(sends, recvs)) c.fail(fmt::format("rank {} round {}: receive overlaps send", r, i));
       if (overlapping(recvs, {})) c.fail(fmt::format("rank {} round {}: receive regions overlap", r, i));
+      for (const region& reg : sends)
+        if (reg.buffer == s.payload_buffer()) c.fail(fmt::format("rank {} round {}: sends its fence payload", r, i));
+      for (const region& reg : recvs)
+        if (reg.buffer == s.payload_buffer())
+          c.fail(fmt::format("rank {} round {}: receives into its fence payload", r, i));
       if (rd.fence) {
         ++report.fences;
         // Every rank must meet every fence in the same round; checking the next rank of each

@@ -1,0 +1,41 @@
+// Allreduce through fence payloads (slots.hpp): every rank puts its input in its fence line,
+// meets the fence and folds all p payloads in rank order (detail::fold_all_ranks, so
+// non-commutative operators are fine) into its output. Vectors of at most
+// fence_payload_bytes. Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
+#include "slots/slots.hpp"
+
+namespace ranklab {
+namespace {
+
+schedule build(const coll_args& a, int rank) {
+  schedule s(rank, a.p, a.count, a.count);
+  const region in{in_buffer, 0, a.count}, out{out_buffer, 0, a.count};
+  if (a.p == 1 || a.count == 0) {
+    s.copy(in, out);
+    return s;
+  }
+  const region mine{detail::carry(s, in), 0, a.count};
+  detail::fold_all_ranks(s, mine, mine, out);
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const double bytes = static_cast<double>(a.count * elem) * (a.p - 1);
+  return detail::slots_cost(a, bytes, bytes, m);
+}
+
+std::uint64_t payload(const coll_args& a) { return detail::payload_size(a, a.count); }
+
+const algorithm info{
+    .name = "slots",
+    .coll = collective::allreduce,
+    .summary = "shared memory: every input rides in its rank's fence line, every rank folds all p; one fence",
+    .one_ported = false,
+    .payload_bytes = payload,
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab

@@ -1,0 +1,43 @@
+// Reduce through fence payloads (slots.hpp), any root: every rank puts its input in its
+// fence line; the root waits at the fence for all and folds the p payloads in rank order
+// (detail::fold_all_ranks: non-commutative operators are fine) into its receive buffer, the
+// others arrive and return.
+// Vectors of at most fence_payload_bytes. Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
+#include "slots/slots.hpp"
+
+namespace ranklab {
+namespace {
+
+schedule build(const coll_args& a, int rank) {
+  schedule s = detail::call_schedule(a, rank);
+  const bool root = rank == a.root;
+  const region in{in_buffer, 0, a.count}, out{out_buffer, 0, root ? a.count : 0};
+  if (a.p == 1 || a.count == 0) {
+    if (root) s.copy(in, out);
+    return s;
+  }
+  const region mine{detail::carry(s, in, root ? every_rank : no_rank), 0, a.count};
+  if (root) detail::fold_all_ranks(s, mine, mine, out);
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const double bytes = static_cast<double>(a.count * elem) * (a.p - 1);
+  return detail::slots_cost(a, bytes, bytes, m);
+}
+
+std::uint64_t payload(const coll_args& a) { return detail::payload_size(a, a.count); }
+
+const algorithm info{
+    .name = "slots",
+    .coll = collective::reduce,
+    .summary = "shared memory: every input rides in its rank's fence line, the root folds all p; one fence",
+    .one_ported = false,
+    .payload_bytes = payload,
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab

@@ -1,0 +1,44 @@
+// What the fence-payload algorithms (algorithms/slots/, registered as "slots") have in
+// common. They are the direct algorithms (direct/direct.hpp) for calls so small that each
+// rank's part fits in its fence line: a rank copies what the others need into its fence
+// payload (schedule::fence_payload, at most fence_payload_bytes), meets the one fence, and
+// reads the others' payloads. Passing the fence already fetched each peer's line, so the
+// data costs no further crossing between cores, and the payload lives in the team, not in
+// the caller's buffers, so no withdrawing fence is needed: one fence instead of two, and
+// in place (in == out) is always safe. See docs/algorithms.md, "Fence-payload algorithms".
+//
+// Cost: one fence F (detail::fence_alphas) plus the reads, all ranks in parallel: the beta
+// (and gamma) term of the busiest rank. In the rooted ones only the root waits for others
+// (reduce, gather) or nobody waits but for the root (bcast, scatter): a rank that reads
+// nothing arrives at the fence and returns (schedule::fence_for), as a sender of an eager
+// message would.
+#pragma once
+#include <cstdint>
+
+#include "direct/direct.hpp"
+
+namespace ranklab::detail {
+
+// Bytes of `count` elements of the call.
+inline std::uint64_t payload_size(const coll_args& a, std::uint64_t count) { return count * a.elem_size; }
+
+// Cost of one fence and the busiest rank reading `read` bytes of which `reduced` are
+// folded.
+inline double slots_cost(const coll_args& a, double read, double reduced, const cost_model& m) {
+  return fences_cost(1, a.p, m) + read * m.beta + reduced * m.gamma;
+}
+
+// The fence payload holding `src` (this rank's contribution), the one fence after it,
+// which waits for `waits_for` (every_rank, the one rank whose payload this rank reads, or
+// no_rank when it reads none).
+inline buffer_id carry(schedule& s, region src, int waits_for = every_rank) {
+  const buffer_id payload = s.fence_payload(src.count);
+  s.copy(src, region{payload, 0, src.count});
+  if (waits_for == every_rank)
+    s.fence();
+  else
+    s.fence_for(waits_for);
+  return payload;
+}
+
+}  // namespace ranklab::detail
