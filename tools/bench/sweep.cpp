@@ -61,11 +61,6 @@ std::vector<std::string> algos_for(collective c, const std::vector<std::string>&
   return out;
 }
 
-std::string precondition_reason(const algorithm& a, const coll_args& args) {
-  if (a.needs_commutative && !args.commutative) return "needs a commutative operator";
-  return fmt::format("needs p to be a power of two (p = {})", args.p);
-}
-
 // Buffers of a configuration: the reference doubles them when checking.
 bool over_memory(const sweep_settings& s, const call& cl, std::uint64_t* need = nullptr) {
   const std::uint64_t mem = buffer_bytes(cl) * (s.check ? 2 : 1);
@@ -85,7 +80,7 @@ std::vector<job> plan_jobs(const sweep_settings& s, bench_results& res) {
           if (a != "auto") {
             const algorithm* alg = registry::find(c, a);
             if (!meets_preconditions(*alg, cl.args)) {
-              res.skipped.push_back({std::string(name(c)), a, p, b, precondition_reason(*alg, cl.args)});
+              res.skipped.push_back({std::string(name(c)), a, p, b, unmet_precondition(*alg, cl.args)});
               continue;
             }
           }

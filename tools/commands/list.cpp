@@ -20,6 +20,8 @@ std::string preconditions(const algorithm& a) {
   if (a.needs_commutative) s += "commutative op";
   if (a.needs_power_of_two) s += std::string(s.empty() ? "" : ", ") + "p power of two";
   if (!a.one_ported) s += std::string(s.empty() ? "" : ", ") + "shared memory (not one-ported)";
+  if (a.payload_bytes)
+    s += std::string(s.empty() ? "" : ", ") + fmt::format("<= {} B per rank in the fence line", fence_payload_bytes);
   return s.empty() ? "-" : s;
 }
 

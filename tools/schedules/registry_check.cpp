@@ -35,8 +35,7 @@ p_result check_one(const algorithm& a, const algorithm_options& o, int p) {
   p_result r{p, {}, {}};
   const call cl = algorithm_call(a.coll, a.name, o, p);
   if (!meets_preconditions(a, cl.args)) {
-    r.skipped =
-        a.needs_commutative && !cl.args.commutative ? "needs a commutative operator" : "needs p to be a power of two";
+    r.skipped = unmet_precondition(a, cl.args);
     return r;
   }
   try {
