@@ -330,6 +330,9 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
     CHECK(machine.at("cache_line_round_trip_ns").get<double>() > 0);
     CHECK(machine.at("cache_line_crossing_ns").get<double>() ==
           doctest::Approx(machine.at("cache_line_round_trip_ns").get<double>() / 2).epsilon(0.01));
+    // The flag exchanges of the same run (no comparison between timings: they are noisy).
+    CHECK(machine.at("flag_exchange_ns").get<double>() > 0);
+    CHECK(machine.at("flag_exchange_1KiB_ns").get<double>() > 0);
   }
   CHECK(machine.contains("load_average_before"));
   int checked = 0;

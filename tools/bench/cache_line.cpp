@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
+#include <memory>
 
 #include "bench/peers.hpp"
 #include "ranklab/comm.hpp"
@@ -37,6 +39,29 @@ void echo(bounced_line& line) {
   }
 }
 
+// One thread's side of the flag exchange: its flag line and, for an exchange carrying data,
+// two outboxes used by alternate steps (the other thread copies step k's while this one
+// writes step k + 1's) and an inbox.
+constexpr std::size_t exchange_bytes_max = 1024;
+struct exchange_side {
+  bounced_line flag;
+  alignas(64) std::byte out[2][exchange_bytes_max];
+  alignas(64) std::byte in[exchange_bytes_max];
+};
+
+// Step k of the exchange: write this side's data, announce k, wait for the other's k, copy
+// its data. Returns false when the other side said stop.
+bool exchange_step(exchange_side& mine, const exchange_side& theirs, std::uint64_t k, std::size_t bytes) {
+  if (bytes > 0) std::memset(mine.out[k % 2], static_cast<int>(k), bytes);
+  mine.flag.value.store(k, std::memory_order_release);
+  std::uint64_t v;
+  while ((v = theirs.flag.value.load(std::memory_order_acquire)) < k) {
+  }
+  if (v == stop) return false;
+  if (bytes > 0) std::memcpy(mine.in, theirs.out[k % 2], bytes);
+  return true;
+}
+
 }  // namespace
 
 cache_line_figures measure_cache_line(const timing_options& o) {
@@ -50,10 +75,16 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   opts.deadlock_timeout = std::max(opts.deadlock_timeout, std::chrono::milliseconds(60000));
   team t(2, opts);
   bounced_line line;
-  measurement m;
+  // The flag exchanges, without data and with 1 KiB, one after the other on fresh sides.
+  const std::size_t carried[2] = {0, exchange_bytes_max};
+  auto sides = std::make_unique<exchange_side[]>(4);
+  measurement m, x[2];
   run(t, [&](comm& cm) {
     if (cm.rank() == 1) {
       echo(line);
+      for (int e = 0; e < 2; ++e)
+        for (std::uint64_t k = 1; exchange_step(sides[2 * e + 1], sides[2 * e], k, carried[e]); ++k) {
+        }
       return;
     }
     std::uint64_t v = 0;
@@ -67,13 +98,28 @@ cache_line_figures measure_cache_line(const timing_options& o) {
       }
       return seconds_since(t0) / static_cast<double>(iters);
     };
+    auto stop_exchange = [&](int e) { sides[2 * e].flag.value.store(stop, std::memory_order_release); };
+    int stage = -1;  // -1: the round trip, then exchange e
     try {
       m = measure_batches(time_batch, o);
-    } catch (...) {
       line.value.store(stop, std::memory_order_release);
+      for (stage = 0; stage < 2; ++stage) {
+        std::uint64_t k = 0;
+        x[stage] = measure_batches(
+            [&](std::int64_t iters) {
+              const auto t0 = clock_type::now();
+              for (std::int64_t i = 0; i < iters; ++i)
+                exchange_step(sides[2 * stage], sides[2 * stage + 1], ++k, carried[stage]);
+              return seconds_since(t0) / static_cast<double>(iters);
+            },
+            o);
+        stop_exchange(stage);
+      }
+    } catch (...) {
+      if (stage < 0) line.value.store(stop, std::memory_order_release);
+      for (int e = std::max(stage, 0); e < 2; ++e) stop_exchange(e);
       throw;
     }
-    line.value.store(stop, std::memory_order_release);
   });
   const std::vector<binding_info> b = t.bindings();
   if (b.size() == 2 && b[0].core >= 0 && b[1].core >= 0 && b[0].core != b[1].core)
@@ -87,6 +133,8 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   f.min_ns = m.usec.min * 1e3;
   f.max_ns = m.usec.max * 1e3;
   f.batches = static_cast<int>(m.batch_seconds.size());
+  f.exchange_ns = x[0].usec.median * 1e3;
+  f.exchange_1kib_ns = x[1].usec.median * 1e3;
   return f;
 }
 
@@ -96,6 +144,8 @@ void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f
   };
   machine["cache_line_round_trip_ns"] = ns(f.round_trip_ns);
   machine["cache_line_crossing_ns"] = ns(f.crossing_ns);
+  machine["flag_exchange_ns"] = ns(f.exchange_ns);
+  machine["flag_exchange_1KiB_ns"] = ns(f.exchange_1kib_ns);
   if (f.measured)
     machine["cache_line_placement"] = f.placement;
   else
@@ -105,8 +155,9 @@ void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f
 std::string describe(const cache_line_figures& f) {
   if (!f.measured) return "cache-line round trip: not measured (" + f.note + ")";
   return fmt::format(
-      "cache-line round trip {:.1f} ns (one crossing {:.1f} ns; min {:.1f}, max {:.1f} over {} batches), {}",
-      f.round_trip_ns, f.crossing_ns, f.min_ns, f.max_ns, f.batches, f.placement);
+      "cache-line round trip {:.1f} ns (one crossing {:.1f} ns; min {:.1f}, max {:.1f} over {} batches), flag "
+      "exchange {:.1f} ns (with 1 KiB each way {:.1f} ns), {}",
+      f.round_trip_ns, f.crossing_ns, f.min_ns, f.max_ns, f.batches, f.exchange_ns, f.exchange_1kib_ns, f.placement);
 }
 
 }  // namespace ranklab::tools::bench

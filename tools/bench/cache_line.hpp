@@ -5,6 +5,12 @@
 // line, answers with the next even one: a round trip is two transfers of the line between
 // the cores, one crossing is half of it. Timed with the ranks' statistics (timing.hpp: a
 // calibrated batch of round trips, the median over batches).
+// Then the flag exchange, the floor of a two-rank barrier (or of any call in which each of
+// two ranks needs the other's few bytes): each thread owns a line, writes its k-th value
+// there and spins until the other's line shows k too; both go at once, so a step costs
+// the store reaching the other core and the other's store arriving, overlapped. Measured
+// again with 1 KiB: each thread writes 1 KiB before its flag and copies the other's after
+// (two buffers per thread, used by alternate steps): the floor of a 1 KiB exchange.
 #pragma once
 #include <string>
 
@@ -20,14 +26,17 @@ struct cache_line_figures {
   double crossing_ns = 0;    // round_trip_ns / 2
   double min_ns = 0, max_ns = 0;
   int batches = 0;
-  std::string placement;  // "cores 0 and 1 (cpusets 0 and 1)", or why the threads are not pinned
-  std::string note;       // why not measured
+  double exchange_ns = 0;       // one step of the flag exchange, median over batches
+  double exchange_1kib_ns = 0;  // the same, each thread also copying the other's 1 KiB
+  std::string placement;        // "cores 0 and 1 (cpusets 0 and 1)", or why the threads are not pinned
+  std::string note;             // why not measured
 };
 
 cache_line_figures measure_cache_line(const timing_options& o);
 
-// Into a machine table: cache_line_round_trip_ns, cache_line_crossing_ns (0.1 ns; null when
-// not measured) and cache_line_placement (or cache_line_note).
+// Into a machine table: cache_line_round_trip_ns, cache_line_crossing_ns,
+// flag_exchange_ns, flag_exchange_1KiB_ns (0.1 ns; null when not measured) and cache_line_placement (or
+// cache_line_note).
 void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f);
 
 // "cache-line round trip 120 ns (one crossing 60 ns), cores 0 and 1" or why there is none.
