@@ -63,7 +63,7 @@ const algorithm* registry::find(collective c, std::string_view n) {
 bool meets_preconditions(const algorithm& a, const coll_args& args) {
   if (a.needs_commutative && !args.commutative) return false;
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p))) return false;
-  if (a.payload_bytes && a.payload_bytes(args) > fence_payload_bytes) return false;
+  if (a.payload_bytes && a.payload_bytes(args) > fence_payload_capacity(args.p)) return false;
   return true;
 }
 
@@ -71,9 +71,9 @@ std::string unmet_precondition(const algorithm& a, const coll_args& args) {
   if (a.needs_commutative && !args.commutative) return "needs a commutative operator";
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p)))
     return fmt::format("needs p to be a power of two (p = {})", args.p);
-  if (a.payload_bytes && a.payload_bytes(args) > fence_payload_bytes)
-    return fmt::format("carries at most {} bytes per rank in its fence line, this call {}", fence_payload_bytes,
-                       a.payload_bytes(args));
+  if (a.payload_bytes && a.payload_bytes(args) > fence_payload_capacity(args.p))
+    return fmt::format("carries at most {} bytes per rank with its fence at p = {}, this call {}",
+                       fence_payload_capacity(args.p), args.p, a.payload_bytes(args));
   return {};
 }
 

@@ -134,8 +134,9 @@ buffer_id schedule::scratch(std::uint64_t count) {
   return static_cast<buffer_id>(first_scratch + scratch_.size() - 1);
 }
 
-buffer_id schedule::fence_payload(std::uint64_t count) {
+buffer_id schedule::fence_payload(std::uint64_t count, bool wide) {
   if (payload_ != no_buffer) throw usage_error(rank_, "schedule", "a schedule has at most one fence payload");
+  payload_wide_ = wide;
   payload_ = scratch(count);
   return payload_;
 }

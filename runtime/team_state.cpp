@@ -22,6 +22,8 @@ team_state::team_state(int p_, team_options o)
       box_lines(new box_line[(static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_) + 7) / 8]) {
   for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
     box_pointer(i).store(nullptr, std::memory_order_relaxed);
+  if (p <= wide_fence_payload_ranks)
+    wide_payloads = make_aligned_bytes(static_cast<std::size_t>(p) * call_slots * 2 * wide_fence_payload_bytes);
   // Spinning only pays when every rank has a core; oversubscribed, a spinning rank steals
   // the time slice of the rank it waits for, so yield at once: the awaited rank is often
   // runnable on the same core, and a yield hands over in about a microsecond where a

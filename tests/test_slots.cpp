@@ -9,7 +9,7 @@
 // and direct algorithms, with ranks that run ahead (message roots, rooted slots calls),
 // blocking, nonblocking and persistent -- so that a payload overwritten too early would
 // show, and one hand-built case that shows it deterministically. The refusal of calls whose
-// payload exceeds fence_payload_bytes (requested by name, on threads, in hand-built
+// payload exceeds fence_payload_capacity(p) (requested by name, on threads, in hand-built
 // schedules) and "auto" passing over slots for them. The verifier on every slots schedule
 // set and on hand-built schedules that break the payload rules.
 #include <algorithm>
@@ -59,11 +59,12 @@ call slots_vcall(collective c, int p, const std::vector<std::uint64_t>& counts, 
   return make_vcall(c, p, counts, {}, root, o.type, o.reduction, {"slots"});
 }
 
-// The largest count (per block, as the collective counts) whose call fits a fence line. A
-// collective that carries nothing at p = 1 (scatter, alltoall) fits any count: 200 then.
+// The largest count (per block, as the collective counts) whose call fits the fence
+// payload (fence_payload_capacity(p)). A collective that carries nothing at p = 1 (scatter,
+// alltoall) fits any count: the search's end then.
 std::uint64_t largest_count(const algorithm& a, int p, int root, const operand& o) {
   std::uint64_t n = 0;
-  while (n < 200 && meets_preconditions(a, slots_call(a.coll, p, n + 1, root, o).args)) ++n;
+  while (n < wide_fence_payload_bytes + 8 && meets_preconditions(a, slots_call(a.coll, p, n + 1, root, o).args)) ++n;
   return n;
 }
 
@@ -322,7 +323,7 @@ call oversized_call(const algorithm& a, int p, const operand& o = int_sum, std::
   const collective c = a.coll;
   const int root = p - 1;
   if (!has_vector_counts(c)) return slots_call(c, p, largest_count(a, p, root, o) + 1, root, o, algo);
-  const std::uint64_t over = fence_payload_bytes / o.type.size + 1;
+  const std::uint64_t over = fence_payload_capacity(p) / o.type.size + 1;
   const auto up = static_cast<std::size_t>(p);
   std::vector<std::uint64_t> counts(c == collective::alltoallv ? up * up : up, 0);
   if (c == collective::alltoallv)
@@ -339,7 +340,7 @@ call fitting_call(const algorithm& a, int p, const operand& o = int_sum, std::st
   if (!has_vector_counts(a.coll)) {
     --c.args.count;
   } else {
-    for (auto& n : c.args.counts) n = std::min<std::uint64_t>(n, fence_payload_bytes / o.type.size);
+    for (auto& n : c.args.counts) n = std::min<std::uint64_t>(n, fence_payload_capacity(p) / o.type.size);
   }
   return c;
 }
@@ -398,7 +399,7 @@ TEST_CASE("slots: registry entries (shared memory, a payload limit, a cost, no p
     REQUIRE(static_cast<bool>(a->cost));
     const call cl = fitting_call(*a, 4);
     CHECK(a->cost(cl.args, cl.type.size, cost_model{}) > 0);
-    CHECK(a->payload_bytes(cl.args) <= fence_payload_bytes);
+    CHECK(a->payload_bytes(cl.args) <= fence_payload_capacity(4));
   }
 }
 
@@ -654,13 +655,13 @@ TEST_CASE("slots: a call whose payload exceeds the fence line is refused by name
         const call c = oversized_call(*a, p, o);
         const call ok = fitting_call(*a, p, o);
         INFO(label(c));
-        CHECK(a->payload_bytes(c.args) > fence_payload_bytes);
+        CHECK(a->payload_bytes(c.args) > fence_payload_capacity(p));
         CHECK_FALSE(meets_preconditions(*a, c.args));
         CHECK(meets_preconditions(*a, ok.args));
-        CHECK_THROWS_WITH_AS(select_algorithm(c.args, c.type.size, "slots"), doctest::Contains("fence line"),
+        CHECK_THROWS_WITH_AS(select_algorithm(c.args, c.type.size, "slots"), doctest::Contains("with its fence"),
                              usage_error);
         const std::string why = error_of([&] { select_algorithm(c.args, c.type.size, "slots"); });
-        CHECK(contains(why, std::to_string(fence_payload_bytes)));  // names the limit
+        CHECK(contains(why, std::to_string(fence_payload_capacity(p))));  // names the limit
         CHECK_THROWS_AS(build_all(*a, c.args), usage_error);
         CHECK(select_algorithm(ok.args, ok.type.size, "slots").name == "slots");
       }
@@ -673,7 +674,7 @@ TEST_CASE("slots: a call whose payload exceeds the fence line is refused by name
         [&] { run(3, [&](comm& cm) { cm.run_collective(c, buffers[cm.rank()].in, buffers[cm.rank()].out); }); });
     INFO(label(c), ": ", error);
     CHECK(contains(error, "usage_error"));
-    CHECK(contains(error, "fence line"));
+    CHECK(contains(error, "with its fence"));
   }
 }
 
@@ -731,7 +732,7 @@ TEST_CASE("slots: a table rule passed over for the fence line says why (not anot
     const call big = oversized_call(*a, 3, int_sum, "auto");
     const table_choice choice = choose_from(table.t, big.args, big.type.size);
     INFO(label(big), ": ", choice.why);
-    CHECK(contains(choice.why, "fence line"));
+    CHECK(contains(choice.why, "with its fence"));
     CHECK_FALSE(contains(choice.why, "power of two"));
   }
 }
@@ -754,7 +755,7 @@ TEST_CASE("slots: every schedule set of the thread sweep verifies: one fence, no
         CHECK(payload_iff_fence);
         // What the registry declares bounds what the schedules carry (it decides refusals).
         CHECK(largest_payload(set, c.type.size) <= a->payload_bytes(c.args));
-        CHECK(a->payload_bytes(c.args) <= fence_payload_bytes);
+        CHECK(a->payload_bytes(c.args) <= fence_payload_capacity(p));
         // The schedules themselves, without threads: the sequential executor.
         test_data d = make_test_data(c, seed++);
         execute_sequential(set, d.buffers(), c.type, c.reduction);

@@ -1,11 +1,13 @@
 // Allreduce through fence payloads (slots.hpp): every rank puts its input in its fence line,
 // meets the fence and folds all p payloads in rank order (detail::fold_all_ranks, so
 // non-commutative operators are fine) into its output. Vectors of at most
-// fence_payload_bytes. Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
+// fence_payload_capacity(p). Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
 #include "slots/slots.hpp"
 
 namespace ranklab {
 namespace {
+
+std::uint64_t largest_payload(const coll_args& a);  // the largest payload of the call, bytes
 
 schedule build(const coll_args& a, int rank) {
   schedule s(rank, a.p, a.count, a.count);
@@ -14,7 +16,7 @@ schedule build(const coll_args& a, int rank) {
     s.copy(in, out);
     return s;
   }
-  const region mine{detail::carry(s, in), 0, a.count};
+  const region mine{detail::carry(s, in, detail::wide(largest_payload(a))), 0, a.count};
   detail::fold_all_ranks(s, mine, mine, out);
   return s;
 }
@@ -24,14 +26,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::slots_cost(a, bytes, bytes, m);
 }
 
-std::uint64_t payload(const coll_args& a) { return detail::payload_size(a, a.count); }
+std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, a.count); }
 
 const algorithm info{
     .name = "slots",
     .coll = collective::allreduce,
     .summary = "shared memory: every input rides in its rank's fence line, every rank folds all p; one fence",
     .one_ported = false,
-    .payload_bytes = payload,
+    .payload_bytes = largest_payload,
     .build = build,
     .cost = cost,
 };

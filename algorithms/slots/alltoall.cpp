@@ -1,7 +1,7 @@
 // Alltoall(v) through fence payloads (slots.hpp): every rank packs the blocks it has for
 // the others, in destination order, into its fence line, meets the fence and copies the
 // block each other rank has for it from that rank's payload; its own block it copies from
-// its input. At most fence_payload_bytes of outgoing blocks per rank. Rounds: 1 fence.
+// its input. At most fence_payload_capacity(p) of outgoing blocks per rank. Rounds: 1 fence.
 // Cost: F + beta max_r (bytes rank r receives from the others).
 #include <algorithm>
 #include <vector>
@@ -10,6 +10,8 @@
 
 namespace ranklab {
 namespace {
+
+std::uint64_t largest_payload(const coll_args& a);  // the largest payload of the call, bytes
 
 // Elements rank i sends to rank j: counts[i*p + j] for alltoallv, count for alltoall.
 std::uint64_t elements(const coll_args& a, int i, int j) {
@@ -40,7 +42,7 @@ schedule build(const coll_args& a, int rank) {
   std::uint64_t crossing = 0;  // elements that change ranks, all of them
   for (int i = 0; i < a.p; ++i) crossing += payload_at(a, i, a.p);
   if (crossing == 0) return s;  // also p = 1
-  const buffer_id payload = s.fence_payload(payload_at(a, rank, a.p));
+  const buffer_id payload = s.fence_payload(payload_at(a, rank, a.p), detail::wide(largest_payload(a)));
   for (int j = 0; j < a.p; ++j)
     if (j != rank && elements(a, rank, j) > 0)
       s.copy(region{in_buffer, send_at(a, rank, j), elements(a, rank, j)},
@@ -64,7 +66,7 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::slots_cost(a, static_cast<double>(most * elem), 0, m);
 }
 
-std::uint64_t payload(const coll_args& a) {
+std::uint64_t largest_payload(const coll_args& a) {
   std::uint64_t largest = 0;
   for (int i = 0; i < a.p; ++i) largest = std::max(largest, payload_at(a, i, a.p));
   return detail::payload_size(a, largest);
@@ -75,7 +77,7 @@ const algorithm info{
     .serves = {collective::alltoall, collective::alltoallv},
     .summary = "shared memory: every rank's outgoing blocks ride in its fence line, each copies its own; one fence",
     .one_ported = false,
-    .payload_bytes = payload,
+    .payload_bytes = largest_payload,
     .build = build,
     .cost = cost,
 };

@@ -2,11 +2,13 @@
 // fence line; the root waits at the fence for all and folds the p payloads in rank order
 // (detail::fold_all_ranks: non-commutative operators are fine) into its receive buffer, the
 // others arrive and return.
-// Vectors of at most fence_payload_bytes. Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
+// Vectors of at most fence_payload_capacity(p). Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
 #include "slots/slots.hpp"
 
 namespace ranklab {
 namespace {
+
+std::uint64_t largest_payload(const coll_args& a);  // the largest payload of the call, bytes
 
 schedule build(const coll_args& a, int rank) {
   schedule s = detail::call_schedule(a, rank);
@@ -16,7 +18,7 @@ schedule build(const coll_args& a, int rank) {
     if (root) s.copy(in, out);
     return s;
   }
-  const region mine{detail::carry(s, in, root ? every_rank : no_rank), 0, a.count};
+  const region mine{detail::carry(s, in, detail::wide(largest_payload(a)), root ? every_rank : no_rank), 0, a.count};
   if (root) detail::fold_all_ranks(s, mine, mine, out);
   return s;
 }
@@ -26,14 +28,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::slots_cost(a, bytes, bytes, m);
 }
 
-std::uint64_t payload(const coll_args& a) { return detail::payload_size(a, a.count); }
+std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, a.count); }
 
 const algorithm info{
     .name = "slots",
     .coll = collective::reduce,
     .summary = "shared memory: every input rides in its rank's fence line, the root folds all p; one fence",
     .one_ported = false,
-    .payload_bytes = payload,
+    .payload_bytes = largest_payload,
     .build = build,
     .cost = cost,
 };

@@ -1,7 +1,7 @@
 // Scatter(v) through a fence payload (slots.hpp), any root: the root packs the other ranks'
 // blocks in rank order into its fence line, arrives at the fence and returns; the others
-// wait there for the root alone and copy their blocks from its line. At most fence_payload_bytes of blocks for the
-// non-roots. Rounds: 1 fence. Cost: F + beta (largest block).
+// wait there for the root alone and copy their blocks from its line. At most fence_payload_capacity(p) of blocks for
+// the non-roots. Rounds: 1 fence. Cost: F + beta (largest block).
 #include <algorithm>
 #include <vector>
 
@@ -9,6 +9,8 @@
 
 namespace ranklab {
 namespace {
+
+std::uint64_t largest_payload(const coll_args& a);  // the largest payload of the call, bytes
 
 // Where each rank's block lies in the root's payload (the root's own is not carried).
 std::vector<std::uint64_t> packed_offsets(const coll_args& a) {
@@ -23,7 +25,7 @@ schedule build(const coll_args& a, int rank) {
   if (rank == a.root) detail::copy_own(s, a, mine.src, mine.dst);
   if (total_count(a) == block_count(a, a.root)) return s;  // nothing crosses (also p = 1)
   const std::vector<std::uint64_t> at = packed_offsets(a);
-  const buffer_id payload = s.fence_payload(rank == a.root ? at[a.p] : 0);
+  const buffer_id payload = s.fence_payload(rank == a.root ? at[a.p] : 0, detail::wide(largest_payload(a)));
   if (rank == a.root)
     for (int j = 0; j < a.p; ++j)
       if (j != a.root && block_count(a, j) > 0)
@@ -40,14 +42,14 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::slots_cost(a, static_cast<double>(largest * elem), 0, m);
 }
 
-std::uint64_t payload(const coll_args& a) { return detail::payload_size(a, packed_offsets(a).back()); }
+std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, packed_offsets(a).back()); }
 
 const algorithm info{
     .name = "slots",
     .serves = {collective::scatter, collective::scatterv},
     .summary = "shared memory: the root's blocks ride in its fence line, every rank copies its own; one fence",
     .one_ported = false,
-    .payload_bytes = payload,
+    .payload_bytes = largest_payload,
     .build = build,
     .cost = cost,
 };

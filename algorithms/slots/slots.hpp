@@ -1,9 +1,11 @@
 // What the fence-payload algorithms (algorithms/slots/, registered as "slots") have in
 // common. They are the direct algorithms (direct/direct.hpp) for calls so small that each
 // rank's part fits in its fence line: a rank copies what the others need into its fence
-// payload (schedule::fence_payload, at most fence_payload_bytes), meets the one fence, and
-// reads the others' payloads. Passing the fence already fetched each peer's line, so the
-// data costs no further crossing between cores, and the payload lives in the team, not in
+// payload (schedule::fence_payload, at most fence_payload_bytes in the line, or in teams of
+// up to wide_fence_payload_ranks up to wide_fence_payload_bytes beside it), meets the one
+// fence, and reads the others' payloads. Passing the fence already fetched each peer's
+// line, so a payload in the line costs no further crossing between cores (a wide one costs
+// its own lines, as any copy would), and the payload lives in the team, not in
 // the caller's buffers, so no withdrawing fence is needed: one fence instead of two, and
 // in place (in == out) is always safe. See docs/algorithms.md, "Fence-payload algorithms".
 //
@@ -28,11 +30,15 @@ inline double slots_cost(const coll_args& a, double read, double reduced, const 
   return fences_cost(1, a.p, m) + read * m.beta + reduced * m.gamma;
 }
 
-// The fence payload holding `src` (this rank's contribution), the one fence after it,
-// which waits for `waits_for` (every_rank, the one rank whose payload this rank reads, or
-// no_rank when it reads none).
-inline buffer_id carry(schedule& s, region src, int waits_for = every_rank) {
-  const buffer_id payload = s.fence_payload(src.count);
+// Whether a call whose largest payload is `bytes` carries it beside the fence lines (the
+// same answer on every rank of the call).
+inline bool wide(std::uint64_t bytes) { return bytes > fence_payload_bytes; }
+
+// The fence payload holding `src` (this rank's contribution; `wide` as above), the one
+// fence after it, which waits for `waits_for` (every_rank, the one rank whose payload this
+// rank reads, or no_rank when it reads none).
+inline buffer_id carry(schedule& s, region src, bool wide, int waits_for = every_rank) {
+  const buffer_id payload = s.fence_payload(src.count, wide);
   s.copy(src, region{payload, 0, src.count});
   if (waits_for == every_rank)
     s.fence();

@@ -50,7 +50,7 @@ struct algorithm {
   bool one_ported = true;           // false: shared-memory direct, outside the model
   // Algorithms whose data travels in fence lines (schedule::fence_payload): the largest
   // payload a rank of the call carries, in bytes (args.elem_size each); calls above
-  // fence_payload_bytes are refused. nullptr: no such limit.
+  // fence_payload_capacity(p) are refused. nullptr: no such limit.
   std::uint64_t (*payload_bytes)(const coll_args& args) = nullptr;
   std::string_view composition;  // e.g. "scatter + allgather (improved broadcast)"
   schedule (*build)(const coll_args& args, int rank) = nullptr;

@@ -25,8 +25,16 @@ inline constexpr buffer_id no_buffer = 0xFFFF;
 inline constexpr int every_rank = -2;
 
 // Bytes a rank's fence can carry (schedule::fence_payload): what fits in the cache line
-// the fence is announced in, next to its count and the call's signature.
+// the fence is announced in, next to its count and the call's signature; and in teams of
+// at most wide_fence_payload_ranks, a wide payload in lines of its own beside it (a reader
+// then fetches those lines too, but no second fence).
 inline constexpr std::uint64_t fence_payload_bytes = 40;
+inline constexpr std::uint64_t wide_fence_payload_bytes = 2048;
+inline constexpr int wide_fence_payload_ranks = 8;
+// The largest fence payload a team of p ranks carries.
+constexpr std::uint64_t fence_payload_capacity(int p) {
+  return p <= wide_fence_payload_ranks ? wide_fence_payload_bytes : fence_payload_bytes;
+}
 
 struct region {
   buffer_id buffer = out_buffer;
@@ -108,7 +116,9 @@ class schedule {
   // thread executor keeps it in the rank's fence line, so reading it costs the cache-line
   // crossing that passing the fence costs anyway, and it outlives the call, so no
   // withdrawing fence is needed. Elsewhere it is an ordinary temporary.
-  buffer_id fence_payload(std::uint64_t count);
+  // `wide`: the call's largest payload exceeds fence_payload_bytes, so every rank's goes
+  // beside the line (the same on every rank of the call).
+  buffer_id fence_payload(std::uint64_t count, bool wide = false);
   // Removes trailing rounds without communication or local steps.
   void trim();
 
@@ -127,7 +137,8 @@ class schedule {
   std::span<const local_step> prologue() const;
   bool reads_remote() const { return reads_remote_; }
   buffer_id payload_buffer() const { return payload_; }  // no_buffer: none
-  std::uint64_t send_count(const round& r) const;        // elements in the round's message
+  bool payload_wide() const { return payload_wide_; }
+  std::uint64_t send_count(const round& r) const;  // elements in the round's message
   std::uint64_t recv_count(const round& r) const;
   // Index of the last round that communicates, plus one.
   std::size_t communication_rounds() const;
@@ -151,6 +162,7 @@ class schedule {
   std::uint32_t prologue_end_ = 0;
   bool reads_remote_ = false;
   buffer_id payload_ = no_buffer;
+  bool payload_wide_ = false;
 };
 
 // All ranks' schedules of one collective call.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "detail/aligned_buffer.hpp"
 #include "mailbox/futex.hpp"
 #include "mailbox/mailbox.hpp"
 #include "ranklab/errors.hpp"
@@ -128,6 +129,13 @@ struct team_state {
   std::unique_ptr<box_line[]> box_lines;
   std::atomic<mailbox*>& box_pointer(std::size_t i) { return box_lines[i / 8].box[i % 8]; }
   std::array<fence_counter, call_slots> fences;
+  // Wide fence payloads (schedule::fence_payload), teams of at most wide_fence_payload_ranks
+  // only: per rank, call slot and fence parity, like the fence lines.
+  aligned_bytes wide_payloads;
+  std::byte* wide_payload(int rank, std::size_t slot, std::uint64_t fence_number) {
+    const std::size_t line = (static_cast<std::size_t>(rank) * call_slots + slot) * 2 + fence_number % 2;
+    return wide_payloads.get() + line * wide_fence_payload_bytes;
+  }
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   std::atomic<bool> failed{false};

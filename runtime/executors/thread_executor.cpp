@@ -90,9 +90,12 @@ const buffer_table* remote_buffers(const void* context, int rank) {
   return entry.table.load(std::memory_order_acquire);
 }
 
-// What rank `rank` carries in the fence this operation passed last (schedule::fence_payload).
-const std::byte* fence_payload_of(const engine& e, const operation& op, int rank) {
-  return e.t.slots[rank].fence_lines[op.tag.call % call_slots][op.fence_number % 2].payload;
+// Where rank `rank` keeps the payload of fence `number` of the operation's call slot
+// (schedule::fence_payload): in the fence line, or wide beside it.
+std::byte* fence_payload_at(engine& e, const operation& op, int rank, std::uint64_t number) {
+  const std::size_t slot = op.tag.call % call_slots;
+  if (op.plan->payload_wide()) return e.t.wide_payload(rank, slot, number);
+  return e.t.slots[rank].fence_lines[slot][number % 2].payload;
 }
 
 void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
@@ -114,8 +117,8 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
   for (const local_step& st : steps) {
     if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
     if (st.src_rank != no_rank && st.src.buffer == payload)
-      transfer(fence_payload_of(e, op, st.src_rank) + st.src.offset * op.type.size, op.buffers.address(st.dst),
-               st.src.count * op.type.size, st.how, op.red);
+      transfer(fence_payload_at(e, op, st.src_rank, op.fence_number) + st.src.offset * op.type.size,
+               op.buffers.address(st.dst), st.src.count * op.type.size, st.how, op.red);
     else
       run_step(st, op.buffers, op.red, &remote_buffers, &context);
   }
@@ -271,10 +274,13 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
       s.reads_remote() || std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
   if (const buffer_id payload = s.payload_buffer(); payload != no_buffer) {
     const std::uint64_t bytes = s.buffer_count(payload) * type.size;
-    if (bytes > fence_payload_bytes)
+    const std::uint64_t room = !s.payload_wide()                      ? fence_payload_bytes
+                               : s.size() <= wide_fence_payload_ranks ? wide_fence_payload_bytes
+                                                                      : 0;
+    if (bytes > room)
       throw usage_error(s.rank(), "schedule",
-                        fmt::format("a fence payload of {} bytes does not fit the {} a fence line carries", bytes,
-                                    fence_payload_bytes));
+                        fmt::format("a {} fence payload of {} bytes does not fit the {} a team of {} carries there",
+                                    s.payload_wide() ? "wide" : "fence line", bytes, room, s.size()));
   }
   op.all_send_pieces.clear();
   op.all_recv_pieces.clear();
@@ -296,9 +302,8 @@ bool advance(engine& e, operation& op) {
     if (op.plan && op.plan->payload_buffer() != no_buffer) {
       // The payload is written straight into the line of the fence it travels with: the
       // next of this slot (no other call of the slot runs meanwhile: slot_busy).
-      const std::size_t slot = op.tag.call % call_slots;
-      rank_slot& mine = e.t.slots[e.me];
-      op.buffers.base[op.plan->payload_buffer()] = mine.fence_lines[slot][(mine.fences_met[slot] + 1) % 2].payload;
+      const std::uint64_t next = e.t.slots[e.me].fences_met[op.tag.call % call_slots] + 1;
+      op.buffers.base[op.plan->payload_buffer()] = fence_payload_at(e, op, e.me, next);
     }
     if (op.plan) run_steps(e, op, op.plan->prologue());
     op.started = moved = true;

@@ -175,6 +175,10 @@ verify_report verify(const schedule_set& schedules, bool count_receives) {
     c.check_steps(s, s.prologue(), 0);
     c.check_payload(s);
     c.check_partial_fences(s);
+    // Readers find a payload in the line or beside it by their own schedule's choice.
+    if (const schedule& t = schedules[(r + 1) % p];
+        s.payload_buffer() != no_buffer && t.payload_buffer() != no_buffer && s.payload_wide() != t.payload_wide())
+      c.fail(fmt::format("ranks {} and {} disagree on whether the fence payload is wide", r, (r + 1) % p));
     const auto rounds = s.rounds();
     for (std::size_t i = 0; i < rounds.size(); ++i) {
       const round& rd = rounds[i];

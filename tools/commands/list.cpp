@@ -21,7 +21,9 @@ std::string preconditions(const algorithm& a) {
   if (a.needs_power_of_two) s += std::string(s.empty() ? "" : ", ") + "p power of two";
   if (!a.one_ported) s += std::string(s.empty() ? "" : ", ") + "shared memory (not one-ported)";
   if (a.payload_bytes)
-    s += std::string(s.empty() ? "" : ", ") + fmt::format("<= {} B per rank in the fence line", fence_payload_bytes);
+    s += std::string(s.empty() ? "" : ", ") + fmt::format("<= {} B per rank with the fence ({} B for p > {})",
+                                                          wide_fence_payload_bytes, fence_payload_bytes,
+                                                          wide_fence_payload_ranks);
   return s.empty() ? "-" : s;
 }
 
