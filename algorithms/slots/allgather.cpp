@@ -25,19 +25,13 @@ schedule build(const coll_args& a, int rank) {
   return s;
 }
 
-std::uint64_t largest_block(const coll_args& a) {
-  std::uint64_t largest = 0;
-  for (int j = 0; j < a.p; ++j) largest = std::max(largest, block_count(a, j));
-  return largest;
-}
-
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   std::uint64_t smallest = block_count(a, 0);
   for (int j = 1; j < a.p; ++j) smallest = std::min(smallest, block_count(a, j));
   return detail::slots_cost(a, static_cast<double>((total_count(a) - smallest) * elem), 0, m);
 }
 
-std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, largest_block(a)); }
+std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, detail::largest_block(a)); }
 
 const algorithm info{
     .name = "slots",

@@ -31,11 +31,7 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::slots_cost(a, static_cast<double>((total_count(a) - block_count(a, a.root)) * elem), 0, m);
 }
 
-std::uint64_t largest_payload(const coll_args& a) {
-  std::uint64_t largest = 0;
-  for (int j = 0; j < a.p; ++j) largest = std::max(largest, block_count(a, j));
-  return detail::payload_size(a, largest);
-}
+std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, detail::largest_block(a)); }
 
 const algorithm info{
     .name = "slots",

@@ -26,9 +26,7 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  std::uint64_t largest = 0;
-  for (int j = 0; j < a.p; ++j) largest = std::max(largest, block_count(a, j));
-  const double bytes = static_cast<double>(largest * elem) * (a.p - 1);
+  const double bytes = static_cast<double>(detail::largest_block(a) * elem) * (a.p - 1);
   return detail::slots_cost(a, bytes, bytes, m);
 }
 

@@ -36,10 +36,7 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  std::uint64_t largest = 0;
-  for (int j = 0; j < a.p; ++j)
-    if (j != a.root) largest = std::max(largest, block_count(a, j));
-  return detail::slots_cost(a, static_cast<double>(largest * elem), 0, m);
+  return detail::slots_cost(a, static_cast<double>(detail::largest_block(a, a.root) * elem), 0, m);
 }
 
 std::uint64_t largest_payload(const coll_args& a) { return detail::payload_size(a, packed_offsets(a).back()); }

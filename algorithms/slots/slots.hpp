@@ -15,6 +15,7 @@
 // nothing arrives at the fence and returns (schedule::fence_for), as a sender of an eager
 // message would.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "direct/direct.hpp"
@@ -28,6 +29,14 @@ inline std::uint64_t payload_size(const coll_args& a, std::uint64_t count) { ret
 // folded.
 inline double slots_cost(const coll_args& a, double read, double reduced, const cost_model& m) {
   return fences_cost(1, a.p, m) + read * m.beta + reduced * m.gamma;
+}
+
+// The largest block of a gathered or scattered layout, leaving out rank `except`'s.
+inline std::uint64_t largest_block(const coll_args& a, int except = no_rank) {
+  std::uint64_t largest = 0;
+  for (int j = 0; j < a.p; ++j)
+    if (j != except) largest = std::max(largest, block_count(a, j));
+  return largest;
 }
 
 // Whether a call whose largest payload is `bytes` carries it beside the fence lines (the
