@@ -17,16 +17,26 @@
 namespace ranklab::tools::bench {
 
 test_data bench_data(const call& c, bool check) {
-  if (check) return make_test_data(c, 1);
   test_data d;
-  for (int r = 0; r < c.args.p; ++r) {
-    const buffer_extent e = buffer_extents(c.args, r);
-    d.in.emplace_back(e.in * c.type.size);
-    d.out.emplace_back(e.out * c.type.size);
-    for (std::size_t i = 0; i < d.in.back().size(); ++i)
-      d.in.back()[i] = std::byte(static_cast<unsigned char>(i * 7 + r));
+  if (check) {
+    d = make_test_data(c, 1);
+  } else {
+    for (int r = 0; r < c.args.p; ++r) {
+      const buffer_extent e = buffer_extents(c.args, r);
+      d.in.emplace_back(e.in * c.type.size);
+      d.out.emplace_back(e.out * c.type.size);
+      for (std::size_t i = 0; i < d.in.back().size(); ++i)
+        d.in.back()[i] = std::byte(static_cast<unsigned char>(i * 7 + r));
+    }
   }
+  give_buffers_own_pages(d);
   return d;
+}
+
+void give_buffers_own_pages(test_data& d) {
+  constexpr std::size_t own_page = 4096;
+  for (auto* side : {&d.in, &d.out})
+    for (auto& v : *side) v.reserve(std::max(v.size(), own_page) + own_page);
 }
 
 team_options measuring_team_options(std::chrono::milliseconds patience) {

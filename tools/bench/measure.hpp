@@ -33,6 +33,11 @@ team_options measuring_team_options(std::chrono::milliseconds patience);
 // Every rank's buffers for c: with check, the check harness's data and reference
 // (make_test_data); without, only the buffers (no reference to hold), filled with a pattern.
 test_data bench_data(const call& c, bool check);
+// Small buffers of different ranks, allocated one after the other, can share a cache line:
+// every call would then pay for false sharing between the cores that no program with
+// buffers of its own (nor an MPI process) pays. Moves each buffer to at least a page of its
+// own (reallocating keeps the contents); take buffers() afterwards.
+void give_buffers_own_pages(test_data& d);
 
 // The call on p rank threads (p = c.args.p). check: the first call's result is compared
 // with the sequential reference before timing; a wrong result is not timed.

@@ -52,6 +52,7 @@ void time_on_team(const call& base, std::vector<candidate>& cands, int batches, 
   std::vector<call> calls(n, base);
   for (std::size_t i = 0; i < n; ++i) calls[i].choice.name = cands[i].algo->name;
   test_data data = make_test_data(base, 1);
+  bench::give_buffers_own_pages(data);
   const std::vector<std::vector<std::byte>> fresh_out = data.out;  // the 0xA5 fill
   const std::vector<rank_buffers> buffers = data.buffers();
   run(
