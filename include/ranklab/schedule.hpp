@@ -111,13 +111,13 @@ class schedule {
   // rank has arrived here, so no payload is overwritten before it was read.
   void fence_for(int waits_for);
   buffer_id scratch(std::uint64_t count);  // a new temporary buffer of `count` elements
-  // A temporary that travels with the schedule's one fence (at most fence_payload_bytes):
-  // written before the fence, read by any rank (remote) after it until the call ends. The
-  // thread executor keeps it in the rank's fence line, so reading it costs the cache-line
-  // crossing that passing the fence costs anyway, and it outlives the call, so no
-  // withdrawing fence is needed. Elsewhere it is an ordinary temporary.
-  // `wide`: the call's largest payload exceeds fence_payload_bytes, so every rank's goes
-  // beside the line (the same on every rank of the call).
+  // A temporary that travels with the schedule's one fence (at most
+  // fence_payload_capacity(p) bytes): written before the fence, read by any rank (remote)
+  // after it until the call ends. The thread executor keeps it in the rank's fence line, so
+  // reading it costs the cache-line crossing that passing the fence costs anyway, or with
+  // `wide` (the call's largest payload exceeds fence_payload_bytes; the same on every rank
+  // of the call) in lines beside it. It outlives the call, so no withdrawing fence is
+  // needed. Elsewhere it is an ordinary temporary.
   buffer_id fence_payload(std::uint64_t count, bool wide = false);
   // Removes trailing rounds without communication or local steps.
   void trim();

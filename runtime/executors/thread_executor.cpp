@@ -152,20 +152,20 @@ void check_fence_partner(engine& e, const operation& op) {
 // flags (each rank's fence line of j's parity shows j) in small teams, by the slot's
 // counter reaching j * p in large ones. The rank that completes a fence wakes any that
 // sleep.
+// Whether rank `rank`'s fence line shows that it has met fence `number` of call slot `slot`
+// (seq_cst: see arrive_at_fence).
+bool has_met(const engine& e, int rank, std::size_t slot, std::uint64_t number) {
+  return e.t.slots[rank].fence_lines[slot][number % 2].met.load(std::memory_order_seq_cst) >= number;
+}
+
 bool fence_passed(engine& e, operation& op) {
   const std::size_t slot = op.tag.call % call_slots;
   if (op.fence_waits_for == no_rank) return true;
-  if (op.fence_waits_for != every_rank) {
-    const auto& line = e.t.slots[op.fence_waits_for].fence_lines[slot][op.fence_number % 2];
-    return line.met.load(std::memory_order_seq_cst) >= op.fence_number;
-  }
+  if (op.fence_waits_for != every_rank) return has_met(e, op.fence_waits_for, slot, op.fence_number);
   if (e.t.p > flag_fence_ranks) return e.t.fences[slot].arrived.load(std::memory_order_acquire) >= op.fence_target;
   // Ranks seen arrived stay arrived for this fence: resume at the first one not seen yet.
-  for (int& k = op.fence_next_seen; k < e.t.p; ++k) {
-    if (k == e.me) continue;
-    const auto& line = e.t.slots[k].fence_lines[slot][op.fence_number % 2];
-    if (line.met.load(std::memory_order_seq_cst) < op.fence_number) return false;
-  }
+  for (int& k = op.fence_next_seen; k < e.t.p; ++k)
+    if (k != e.me && !has_met(e, k, slot, op.fence_number)) return false;
   return true;
 }
 
@@ -174,7 +174,7 @@ bool fence_met_by_all(const engine& e, std::size_t slot, std::uint64_t number) {
   if (e.t.p > flag_fence_ranks)
     return e.t.fences[slot].arrived.load(std::memory_order_acquire) >= number * static_cast<std::uint64_t>(e.t.p);
   for (int k = 0; k < e.t.p; ++k)
-    if (e.t.slots[k].fence_lines[slot][number % 2].met.load(std::memory_order_acquire) < number) return false;
+    if (!has_met(e, k, slot, number)) return false;
   return true;
 }
 
@@ -225,6 +225,15 @@ void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent
 // earlier one of its slot is unfinished here: it would overwrite that call's published
 // buffers and interleave its fences. Every rank defers the same calls, and the earlier
 // call never waits for the later one, so the deferral cannot deadlock.
+bool slot_busy(const engine& e, const operation& op) {
+  const std::uint32_t slot = op.tag.call % call_slots;
+  for (const operation* other : e.cs.active)
+    if (other != &op && !other->complete && other->plan && other->tag.call < op.tag.call &&
+        other->tag.call % call_slots == slot)
+      return true;
+  return false;
+}
+
 // A payload goes into the line of the slot's next fence, which held the payload of the
 // fence before the last one. After a full fence every rank has finished reading that (it
 // read it before meeting the last fence); after one that waited for less, wait until
@@ -233,15 +242,6 @@ bool payload_line_free(const engine& e, const operation& op) {
   const std::size_t slot = op.tag.call % call_slots;
   const rank_slot& me = e.t.slots[e.me];
   return !me.last_fence_partial[slot] || fence_met_by_all(e, slot, me.fences_met[slot]);
-}
-
-bool slot_busy(const engine& e, const operation& op) {
-  const std::uint32_t slot = op.tag.call % call_slots;
-  for (const operation* other : e.cs.active)
-    if (other != &op && !other->complete && other->plan && other->tag.call < op.tag.call &&
-        other->tag.call % call_slots == slot)
-      return true;
-  return false;
 }
 
 }  // namespace
