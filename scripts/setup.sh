@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3
   libtbb-dev          # oneTBB: parallel `ranklab verify`, baselines
   libboost-dev        # Boost.Lockfree: the mailboxes' SPSC rings
+  libboost-context-dev  # Boost.Context: ranks as fibers
   libhwloc-dev        # hwloc: thread pinning, machine description
   doctest-dev         # doctest: the test suites
   libcli11-dev        # CLI11: the command line
