@@ -106,5 +106,31 @@ binding_info bind_this_thread(int rank, int p, binding_policy policy) {
   return info;
 }
 
+std::vector<worker_placement> worker_placements(int workers, binding_policy policy) {
+  topology& t = topology::get();
+  const int cores = t.cores();
+  std::vector<worker_placement> out;
+  for (int w = 0; w < workers; ++w) {
+    worker_placement place;
+    place.binding.policy = binding_policy::none;
+    if (policy == binding_policy::none) {
+      place.binding.note = fmt::format("fiber on worker {}, binding disabled", w);
+    } else if (hwloc_obj_t core = hwloc_get_obj_by_type(t.handle(), HWLOC_OBJ_CORE, static_cast<unsigned>(w % cores));
+               core && core->cpuset) {
+      // The core's first hardware thread, as compact binding pins a rank thread.
+      hwloc_bitmap_t set = hwloc_bitmap_dup(core->cpuset);
+      hwloc_bitmap_singlify(set);
+      place.os_cpu = hwloc_bitmap_first(set);
+      place.binding.policy = binding_policy::compact;
+      place.binding.core = w % cores;
+      place.binding.cpuset = cpuset_text(set);
+      place.binding.note = fmt::format("fiber on worker {}", w);
+      hwloc_bitmap_free(set);
+    }
+    out.push_back(place);
+  }
+  return out;
+}
+
 }  // namespace detail
 }  // namespace ranklab

@@ -164,7 +164,8 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
         if (cell.seq.load(std::memory_order_acquire) == seq) {
           if (cell.coll != detail::point_to_point || cell.bytes > recv.size()) break;  // the general path explains
           const std::size_t bytes = box.copy_express(seq, recv.data());
-          box.consumed.store(seq + cell.lines - 1, std::memory_order_release);
+          box.consumed.store(seq + cell.lines - 1, std::memory_order_seq_cst);
+          team_->ring(source, detail::team_state::published::by_seq_cst_operation);  // it may wait for room
           count_progress(e);
           return bytes;
         }

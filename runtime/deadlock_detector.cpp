@@ -36,7 +36,7 @@ std::string describe_wait(rank_slot& s, int rank, bool polling) {
 }
 }  // namespace
 
-void team_state::detect_deadlock() {
+void team_state::detect_deadlock(bool certain) {
   std::unique_lock lock(detector_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || failed.load()) return;
   const auto now = std::chrono::steady_clock::now();
@@ -51,12 +51,16 @@ void team_state::detect_deadlock() {
     polling_ranks += polling(slots[r]);
   }
   const bool all_stuck = blocked.load() + finished.load() + unattached + polling_ranks >= p;
-  if (!all_stuck || progress != detector_progress_ || detector_since_ == std::chrono::steady_clock::time_point{}) {
-    detector_progress_ = progress;
-    detector_since_ = all_stuck ? now : std::chrono::steady_clock::time_point{};
-    return;
+  // `certain` (every rank fiber parked, and nothing outside the team can wake one): no
+  // timeout to wait for.
+  if (!certain) {
+    if (!all_stuck || progress != detector_progress_ || detector_since_ == std::chrono::steady_clock::time_point{}) {
+      detector_progress_ = progress;
+      detector_since_ = all_stuck ? now : std::chrono::steady_clock::time_point{};
+      return;
+    }
+    if (now - detector_since_ < options.deadlock_timeout) return;
   }
-  if (now - detector_since_ < options.deadlock_timeout) return;
 
   // Every live rank has slept without progress for the whole timeout: report who waits for
   // whom. Ranks inside different collectives at that point is a mismatch, not a deadlock.

@@ -95,6 +95,9 @@ bool test_operation(detail::team_state& t, detail::comm_state& cs, int rank, det
     if (!complete) {
       t.check_failure(rank, op.name);
       t.note_poll(rank, [&] { return locked(cs, [&] { return blocked_on(e, op); }); });
+      // On a fiber, a polling loop would keep the ranks it waits for (on its worker) from
+      // running: an unfinished test lets them run first.
+      if (t.fibers) t.let_others_run();
     }
   } catch (...) {
     t.fail_with_current_exception(rank);

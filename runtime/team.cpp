@@ -45,6 +45,24 @@ binding_policy binding_from_name(std::string_view n) {
   throw usage_error(no_rank, "binding", fmt::format("unknown policy '{}' (auto, compact, spread, none)", n));
 }
 
+std::string_view name(execution_mode m) {
+  switch (m) {
+    case execution_mode::automatic:
+      return "auto";
+    case execution_mode::threads:
+      return "threads";
+    case execution_mode::fibers:
+      return "fibers";
+  }
+  return "?";
+}
+
+execution_mode execution_from_name(std::string_view n) {
+  for (auto m : {execution_mode::automatic, execution_mode::threads, execution_mode::fibers})
+    if (name(m) == n) return m;
+  throw usage_error(no_rank, "execution", fmt::format("unknown mode '{}' (auto, threads, fibers)", n));
+}
+
 namespace {
 // An integer environment setting: the whole text must be a number >= min (a typo must not
 // silently become 0, which for these knobs means something quite different).
@@ -71,6 +89,16 @@ team_options team_options::from_environment() {
       throw usage_error(no_rank, "RANKLAB_BINDING", e.cause());
     }
   }
+  if (const char* x = env("RANKLAB_EXECUTION")) {
+    try {
+      o.execution = execution_from_name(x);
+    } catch (const error& e) {
+      throw usage_error(no_rank, "RANKLAB_EXECUTION", e.cause());
+    }
+  }
+  if (const char* v = env("RANKLAB_SEED")) o.seed = static_cast<std::uint64_t>(env_integer("RANKLAB_SEED", v, 0));
+  if (const char* v = env("RANKLAB_STACK_KIB"))
+    o.stack_bytes = static_cast<std::size_t>(env_integer("RANKLAB_STACK_KIB", v, 1)) * 1024;
   if (const char* e = env("RANKLAB_EAGER_LIMIT"))
     o.eager_limit = static_cast<std::size_t>(env_integer("RANKLAB_EAGER_LIMIT", e, 0));
   if (const char* t = env("RANKLAB_TRACE"); t && std::string_view(t) != "0") o.trace = true;
@@ -89,11 +117,29 @@ team_options team_options::from_environment() {
 
 team::team(int p, team_options options) {
   if (p < 1) throw usage_error(no_rank, "team", fmt::format("p = {} (need at least 1 rank)", p));
+  // What the code leaves to ranklab, the environment may decide: the execution mode, and
+  // a seed, for a team that may run on fibers (progress threads keep a team on threads).
+  if (!options.progress_thread && (options.execution == execution_mode::automatic || !options.seed)) {
+    const team_options env = team_options::from_environment();
+    if (options.execution == execution_mode::automatic) options.execution = env.execution;
+    if (!options.seed && options.execution != execution_mode::threads) options.seed = env.seed;
+  }
   if (p > max_team_size)
+    throw usage_error(
+        no_rank, "team",
+        fmt::format("p = {} exceeds the maximum team size {} (the mailbox table grows as p^2)", p, max_team_size));
+  if (options.seed && options.execution == execution_mode::threads)
     throw usage_error(no_rank, "team",
-                      fmt::format("p = {} exceeds the maximum team size {} (every rank is a thread and the "
-                                  "mailbox table grows as p^2)",
-                                  p, max_team_size));
+                      "a seed asks for deterministic mode, which runs ranks as fibers: execution must be auto or "
+                      "fibers, not threads");
+  if (options.progress_thread && options.execution == execution_mode::fibers)
+    throw usage_error(no_rank, "team",
+                      "progress threads need execution mode threads (a fiber rank advances its requests whenever "
+                      "it tests or waits)");
+  if (options.stack_bytes < min_stack_bytes)
+    throw usage_error(no_rank, "team",
+                      fmt::format("stack_bytes = {} (a rank fiber needs at least {} KiB)", options.stack_bytes,
+                                  min_stack_bytes / 1024));
   if (options.deadlock_timeout.count() < 0)
     throw usage_error(no_rank, "team",
                       fmt::format("deadlock_timeout = {} ms (must be >= 0)", options.deadlock_timeout.count()));
@@ -108,15 +154,47 @@ int team::size() const { return state_->p; }
 const team_options& team::options() const { return state_->options; }
 
 comm team::attach(int rank, bool bind) {
+  // In execution mode auto, attaching threads is choosing threads.
+  if (state_->fibers || state_->options.execution == execution_mode::fibers || state_->options.seed)
+    throw usage_error(rank, "attach",
+                      "this team runs its ranks as fibers (execution mode fibers or a seed): ranklab::run starts "
+                      "them, no thread can attach; use execution mode threads or auto for application threads");
   if (rank < 0 || rank >= state_->p)
     throw usage_error(no_rank, "attach", fmt::format("rank {} outside 0..{}", rank, state_->p - 1));
+  return join(rank, bind ? detail::bind_this_thread(rank, state_->p, state_->options.binding)
+                         : binding_info{rank, binding_policy::none, -1, "", "application thread, not bound"});
+}
+
+namespace {
+thread_local int thread_rank = -1;  // this_rank() of a rank thread (fibers ask their scheduler)
+}  // namespace
+
+int this_rank() {
+  if (detail::fiber_scheduler::current()) return detail::fiber_scheduler::current_rank();
+  return thread_rank;
+}
+
+void yield() {
+  if (detail::fiber_scheduler* s = detail::fiber_scheduler::current())
+    s->yield();
+  else
+    std::this_thread::yield();
+}
+
+comm team::join(int rank, const binding_info& where) {
   detail::rank_slot& s = state_->slots[rank];
   if (s.attached.exchange(true)) throw usage_error(rank, "attach", "rank attached twice");
-  if (bind)
-    s.binding = detail::bind_this_thread(rank, state_->p, state_->options.binding);
-  else
-    s.binding = binding_info{rank, binding_policy::none, -1, "", "application thread, not bound"};
+  s.binding = where;
+  if (!detail::fiber_scheduler::current()) thread_rank = rank;
   return comm(state_.get(), rank);
+}
+
+execution_mode team::execution() const {
+  const team_options& o = state_->options;
+  if (o.seed || o.execution == execution_mode::fibers) return execution_mode::fibers;
+  // Progress threads advance a rank's requests beside it: ranks must be threads then.
+  if (o.execution == execution_mode::threads || o.progress_thread) return execution_mode::threads;
+  return state_->p > machine().cores ? execution_mode::fibers : execution_mode::threads;
 }
 
 void team::run_as(int rank, const std::function<void(comm&)>& fn, bool bind) {
@@ -251,7 +329,57 @@ void team::write_trace_chrome(std::ostream& out,
   out << "]}\n";
 }
 
+namespace {
+
+// ranklab::run in fiber mode: the ranks as fibers on one worker per core (one in
+// deterministic mode), each worker pinned to its core unless binding is none.
+void run_on_fibers(team& t, const std::function<void(int, const detail::worker_placement&)>& run_rank) {
+  detail::team_state& st = t.state();
+  const team_options& o = st.options;
+  detail::fiber_options fo;
+  fo.workers = o.seed ? 1 : std::min(st.p, machine().cores);
+  fo.stack_bytes = o.stack_bytes;
+  fo.seed = o.seed;
+  const std::vector<detail::worker_placement> places = detail::worker_placements(fo.workers, o.binding);
+  for (const auto& w : places)
+    if (w.os_cpu >= 0) fo.cpus.push_back(w.os_cpu);
+  if (fo.cpus.size() != places.size()) fo.cpus.clear();  // pinned all, or none
+  detail::fiber_scheduler scheduler(fo);
+  scheduler.on_all_parked([&st] { st.all_ranks_parked(); });
+  st.use_fibers(&scheduler);
+  struct back_to_threads {
+    detail::team_state& st;
+    ~back_to_threads() { st.use_fibers(nullptr); }
+  } restore{st};
+  try {
+    scheduler.run(st.p, [&](int r) { run_rank(r, places[static_cast<std::size_t>(r % fo.workers)]); });
+  } catch (const std::runtime_error& e) {
+    // The ranks catch their own exceptions, and the team handles a deadlock: what reaches
+    // here is the scheduler failing to set the fibers up (stacks, mappings), before any ran.
+    throw usage_error(
+        no_rank, "run",
+        fmt::format("could not start {} rank fibers of {} KiB stack each: {}", st.p, o.stack_bytes / 1024, e.what()));
+  }
+}
+
+}  // namespace
+
 void run(team& t, const std::function<void(comm&)>& fn) {
+  if (t.execution() == execution_mode::fibers) {
+    run_on_fibers(t, [&](int r, const detail::worker_placement& w) {
+      binding_info where = w.binding;
+      where.rank = r;
+      try {
+        comm c = t.join(r, where);
+        fn(c);
+      } catch (...) {
+        t.state().fail_with_current_exception(r);
+      }
+    });
+    t.rethrow_if_failed();
+    t.state().check_quiet();
+    return;
+  }
   const int p = t.size();
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(p));

@@ -34,6 +34,8 @@ team_state::team_state(int p_, team_options o)
   const bool oversubscribed = p > cpus;
   spin_limit = o.spin_polls >= 0 ? o.spin_polls : oversubscribed ? 0 : 20000;
   yield_limit = o.yields >= 0 ? o.yields : oversubscribed ? 2000 : 64;
+  thread_spin_limit_ = spin_limit;
+  thread_yield_limit_ = yield_limit;
 }
 
 team_state::~team_state() {
@@ -51,7 +53,10 @@ mailbox& team_state::create_box(std::atomic<mailbox*>& slot) {
 
 void team_state::wake(rank_slot& s) {
   s.doorbell.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake_all(s.doorbell);
+  if (fibers)
+    fibers->unpark(static_cast<int>(&s - slots.get()));
+  else
+    futex_wake_all(s.doorbell);
 }
 
 void team_state::fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind) {

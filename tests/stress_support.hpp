@@ -494,6 +494,10 @@ class plan_generator {
     static constexpr std::size_t eager_limits[] = {0, 64, 2048, 2048, 4096};
     o.eager_limit = pick(std::span(eager_limits));  // 0 and 64: nearly everything by descriptor
     o.progress_thread = chance(0.12);
+    if (o.progress_thread) {  // a threads-mode feature, whatever the environment asks for
+      o.execution = execution_mode::threads;
+      o.seed.reset();
+    }
     if (chance(0.15)) o.spin_polls = o.yields = 0;  // straight to the futex: the sleep and wake paths
     o.trace = chance(0.05);
     return o;
@@ -852,16 +856,10 @@ inline void exchange(comm& cm, const step& s) {
                                        from, i, in[i], value(from, i)));
 }
 
-// The rank the calling thread is playing (no_rank elsewhere, e.g. while the reference is
-// computed): lets a test's user operator misbehave on one rank only.
-inline thread_local int playing_rank = no_rank;
-
-// One rank's part of a plan: the steps in order.
+// One rank's part of a plan: the steps in order. (A test's user operator that misbehaves
+// on one rank only asks ranklab::this_rank(), which is -1 while the reference is computed:
+// a thread_local would not tell fibers apart.)
 inline void play(comm& cm, const plan& pl, std::vector<test_data>& data) {
-  struct playing {
-    explicit playing(int rank) { playing_rank = rank; }
-    ~playing() { playing_rank = no_rank; }
-  } as_rank(cm.rank());
   std::vector<request> requests(pl.calls.size());
   for (std::size_t i = 0; i < pl.steps.size(); ++i) {
     const step& s = pl.steps[i];

@@ -302,7 +302,7 @@ struct throwing_sum {
 
 void sum_or_throw(const void* in, void* inout, std::size_t n, const void* context) {
   const auto& c = *static_cast<const throwing_sum*>(context);
-  if (playing_rank == c.rank) throw planned_failure(c.rank, c.seed, c.step);
+  if (this_rank() == c.rank) throw planned_failure(c.rank, c.seed, c.step);
   const auto* a = static_cast<const std::int64_t*>(in);
   auto* b = static_cast<std::int64_t*>(inout);
   for (std::size_t i = 0; i < n; ++i) b[i] = wrapping_add_i64(a[i], b[i]);

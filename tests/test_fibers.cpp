@@ -317,6 +317,32 @@ TEST_CASE("an exception escaping a body is rethrown by run(), first by rank") {
   CHECK(what == "rank 0 failed");
 }
 
+TEST_CASE("fibers that switch inside catch blocks each rethrow their own exception") {
+  // The C++ runtime's stack of exceptions being handled is per thread: without moving it
+  // with the fiber, fiber 1's catch would end fiber 0's, and `throw;` would rethrow the
+  // wrong one (or terminate).
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    fiber_options o;
+    o.seed = seed;
+    fiber_scheduler s(o);
+    std::vector<std::string> rethrown(4);
+    s.run(4, [&](int rank) {
+      try {
+        try {
+          throw std::runtime_error("from rank " + std::to_string(rank));
+        } catch (const std::exception&) {
+          for (int k = 0; k < 3; ++k) s.yield();
+          CHECK(std::uncaught_exceptions() == 0);
+          throw;
+        }
+      } catch (const std::exception& e) {
+        rethrown[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+    for (int r = 0; r < 4; ++r) CHECK(rethrown[static_cast<std::size_t>(r)] == "from rank " + std::to_string(r));
+  }
+}
+
 TEST_CASE("workers pinned to a cpu run their fibers there") {
   cpu_set_t allowed;
   REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);

@@ -692,11 +692,28 @@ TEST_SUITE("misuse") {
     // starting a rank thread fails part-way; the ranks already started must be released.
     const outcome o = isolated(
         [] {
+          team_options threads = quick();
+          threads.execution = execution_mode::threads;
           run(
-              200, [](comm& c) { c.barrier(); }, quick());
+              200, [](comm& c) { c.barrier(); }, threads);
         },
         60s, std::uint64_t{512} << 20);
     expect(o, "usage_error", {"run: could not start the thread of rank", "of 200"});
+  }
+
+  TEST_CASE("run with more rank fibers than the address space holds stacks for: a clear error before any rank runs") {
+    if (sanitized) return;  // the address-space limit that makes the stacks run out is off
+    // 4096 stacks of 1 MiB do not fit into 1 GiB of address space.
+    const outcome o = isolated(
+        [] {
+          team_options fibers = quick();
+          fibers.execution = execution_mode::fibers;
+          fibers.stack_bytes = 1 << 20;
+          run(
+              max_team_size, [](comm&) { throw std::logic_error("no rank may run"); }, fibers);
+        },
+        60s, std::uint64_t{1} << 30);
+    expect(o, "usage_error", {"run: could not start 4096 rank fibers"});
   }
 
   TEST_CASE("a negative deadlock_timeout in team_options: usage_error") {

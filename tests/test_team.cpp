@@ -50,9 +50,11 @@ int single_pu(const std::string& cpuset) {
   return std::stoi(cpuset);
 }
 
+// Thread placement: rank threads (fiber workers are placed per core, see test_execution).
 team_options with_binding(binding_policy b) {
   team_options o;
   o.binding = b;
+  o.execution = execution_mode::threads;
   return o;
 }
 

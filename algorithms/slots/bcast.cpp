@@ -1,7 +1,7 @@
 // Broadcast through a fence payload (slots.hpp), any root: the root puts its buffer in its
-// fence line, arrives at the fence and returns; the others wait there for the root alone
-// and copy the buffer from its line. Buffers of at most fence_payload_capacity(p). Rounds: 1
-// fence. Cost: F + beta m.
+// fence line and meets the fence (waiting for all: slots.hpp, the root check); the others
+// wait there for the root alone and copy the buffer from its line. Buffers of at most fence_payload_capacity(p).
+// Rounds: 1 fence. Cost: F + beta m.
 #include "slots/slots.hpp"
 
 namespace ranklab {
@@ -14,7 +14,7 @@ schedule build(const coll_args& a, int rank) {
   if (a.p == 1 || a.count == 0) return s;
   const region buffer{out_buffer, 0, a.count};
   if (rank == a.root) {
-    detail::carry(s, buffer, detail::wide(largest_payload(a)), no_rank);
+    detail::carry(s, buffer, detail::wide(largest_payload(a)));
   } else {
     const buffer_id payload =
         s.fence_payload(0, detail::wide(largest_payload(a)));  // the root's id; this rank carries nothing

@@ -1,6 +1,7 @@
 // Gather(v) through fence payloads (slots.hpp), any root: every rank puts its block in its
 // fence line and arrives at the fence; the root waits there for all and copies the others'
-// blocks to their places (block_offset) in its receive buffer, its own from its input.
+// blocks to their places (block_offset) in its receive buffer, its own from its input. The
+// others wait for the root's arrival only (slots.hpp: the root check).
 // Blocks of at most fence_payload_capacity(p). Rounds: 1 fence. Cost: F + beta (N - root's
 // block).
 #include <algorithm>
@@ -19,7 +20,7 @@ schedule build(const coll_args& a, int rank) {
   const region own{in_buffer, 0, block_count(a, rank)};
   if (root) detail::copy_own(s, a, own, placed(rank));
   if (total_count(a) == block_count(a, a.root)) return s;  // nothing crosses (also p = 1)
-  const buffer_id payload = detail::carry(s, own, detail::wide(largest_payload(a)), root ? every_rank : no_rank);
+  const buffer_id payload = detail::carry(s, own, detail::wide(largest_payload(a)), root ? every_rank : a.root);
   if (root)
     detail::for_other_ranks(rank, a.p, [&](int j) {
       if (block_count(a, j) > 0) s.remote(j, region{payload, 0, block_count(a, j)}, placed(j));

@@ -1,7 +1,7 @@
 // Reduce through fence payloads (slots.hpp), any root: every rank puts its input in its
 // fence line; the root waits at the fence for all and folds the p payloads in rank order
 // (detail::fold_all_ranks: non-commutative operators are fine) into its receive buffer, the
-// others arrive and return.
+// others wait for the root's arrival only (slots.hpp: the root check).
 // Vectors of at most fence_payload_capacity(p). Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
 #include "slots/slots.hpp"
 
@@ -18,7 +18,7 @@ schedule build(const coll_args& a, int rank) {
     if (root) s.copy(in, out);
     return s;
   }
-  const region mine{detail::carry(s, in, detail::wide(largest_payload(a)), root ? every_rank : no_rank), 0, a.count};
+  const region mine{detail::carry(s, in, detail::wide(largest_payload(a)), root ? every_rank : a.root), 0, a.count};
   if (root) detail::fold_all_ranks(s, mine, mine, out);
   return s;
 }

@@ -1,6 +1,7 @@
 // Scatter(v) through a fence payload (slots.hpp), any root: the root packs the other ranks'
-// blocks in rank order into its fence line, arrives at the fence and returns; the others
-// wait there for the root alone and copy their blocks from its line. At most fence_payload_capacity(p) of blocks for
+// blocks in rank order into its fence line and meets the fence (waiting for all: slots.hpp,
+// the root check); the others wait there for the root alone and copy their blocks from its
+// line. At most fence_payload_capacity(p) of blocks for
 // the non-roots. Rounds: 1 fence. Cost: F + beta (largest block).
 #include <algorithm>
 #include <vector>
@@ -30,7 +31,10 @@ schedule build(const coll_args& a, int rank) {
     for (int j = 0; j < a.p; ++j)
       if (j != a.root && block_count(a, j) > 0)
         s.copy(detail::scattered_block(a, j).src, region{payload, at[j], block_count(a, j)});
-  s.fence_for(rank == a.root ? no_rank : a.root);
+  if (rank == a.root)
+    s.fence();
+  else
+    s.fence_for(a.root);
   if (rank != a.root && mine.dst.count > 0) s.remote(a.root, region{payload, at[rank], mine.dst.count}, mine.dst);
   return s;
 }

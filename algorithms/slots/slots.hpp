@@ -10,10 +10,13 @@
 // in place (in == out) is always safe. See docs/algorithms.md, "Fence-payload algorithms".
 //
 // Cost: one fence F (detail::fence_alphas) plus the reads, all ranks in parallel: the beta
-// (and gamma) term of the busiest rank. In the rooted ones only the root waits for others
-// (reduce, gather) or nobody waits but for the root (bcast, scatter): a rank that reads
-// nothing arrives at the fence and returns (schedule::fence_for), as a sender of an eager
-// message would.
+// (and gamma) term of the busiest rank. In the rooted ones the root waits for all and the
+// others for the root alone (schedule::fence_for), even where that rank reads nothing from
+// the others (the root of bcast and scatter, the others of reduce and gather): the root
+// check. Past the fence a root compares every rank's call signature with its own, and the
+// others the root's, so that ranks disagreeing on the root meet a mismatch_error; without
+// the waits, a gather where no rank believes it is the root, or a bcast with two ranks that
+// do, would pass unnoticed.
 #pragma once
 #include <algorithm>
 #include <cstdint>

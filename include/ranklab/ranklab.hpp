@@ -8,6 +8,7 @@
 #include "ranklab/datatype.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/executor.hpp"
+#include "ranklab/explore.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/request.hpp"
 #include "ranklab/schedule.hpp"

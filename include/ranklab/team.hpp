@@ -1,6 +1,7 @@
 // Teams of ranks: p threads of one process, each a rank, pinned with hwloc.
-//   ranklab::run(p, fn)      starts p rank threads, calls fn(comm) on each, joins, and
-//                            rethrows the first failure;
+//   ranklab::run(p, fn)      starts p ranks (threads, or fibers on pinned workers when
+//                            there are more ranks than cores), calls fn(comm) on each,
+//                            joins, and rethrows the first failure;
 //   ranklab::team t(p) ...   lets a threaded application attach its own threads as ranks.
 #pragma once
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,8 +29,28 @@ enum class binding_policy {
 std::string_view name(binding_policy b);
 binding_policy binding_from_name(std::string_view n);  // throws usage_error
 
+// How ranks run (team_options::execution).
+enum class execution_mode {
+  automatic,  // threads when every rank has a core, fibers when oversubscribed
+  threads,    // one OS thread per rank, pinned by the binding policy
+  fibers,     // ranks as fibers multiplexed on one pinned worker thread per core: a rank
+              // that waits switches to another rank of its worker (tens of ns) instead of
+              // handing its core to the kernel (a futex wake-up costs microseconds)
+};
+std::string_view name(execution_mode m);
+execution_mode execution_from_name(std::string_view n);  // throws usage_error
+
 struct team_options {
   binding_policy binding = binding_policy::automatic;
+  execution_mode execution = execution_mode::automatic;
+  // Deterministic mode: every rank a fiber on one worker, and which rank runs next at every
+  // switch drawn from this seed. The whole program, the user's code between calls
+  // included, then runs the same way every time (traces use a logical clock); another seed
+  // is another interleaving (see explore()). Implies fibers.
+  std::optional<std::uint64_t> seed;
+  // Usable stack of a rank fiber (plus a guard page: an overflow is reported, naming the
+  // rank). Pages are committed as the stack grows.
+  std::size_t stack_bytes = 256 * 1024;
   // Messages up to this many bytes travel inline in the mailbox; larger ones by descriptor,
   // copied once by the receiver from the sender's buffer. Capped at max_eager_limit.
   std::size_t eager_limit = 2048;
@@ -44,14 +66,18 @@ struct team_options {
   // a short one when oversubscribed, where spinning steals the time of the awaited rank).
   int spin_polls = -1;
   int yields = -1;
-  // Reads RANKLAB_BINDING, RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS,
-  // RANKLAB_PROGRESS_THREAD, RANKLAB_SPIN_POLLS, RANKLAB_YIELDS.
+  // Reads RANKLAB_BINDING, RANKLAB_EXECUTION, RANKLAB_SEED, RANKLAB_STACK_KIB,
+  // RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS, RANKLAB_PROGRESS_THREAD,
+  // RANKLAB_SPIN_POLLS, RANKLAB_YIELDS.
   static team_options from_environment();
 };
 inline constexpr std::size_t max_eager_limit = 4096;
-// Every rank is a thread and the mailbox-pointer table has p^2 entries: beyond this a team
-// is a usage_error up front rather than thread or memory exhaustion.
+// The mailbox-pointer table has p^2 entries: beyond this a team is a usage_error up front
+// rather than memory exhaustion.
 inline constexpr int max_team_size = 4096;
+// The smallest team_options::stack_bytes: the runtime's own frames and an error's
+// formatting need about this much below the rank's code.
+inline constexpr std::size_t min_stack_bytes = 32 * 1024;
 
 // Where a rank thread runs.
 struct binding_info {
@@ -90,10 +116,15 @@ class team {
 
   int size() const;
   const team_options& options() const;
+  // How ranklab::run runs this team's ranks: threads or fibers (options().execution
+  // resolved for this machine; auto is fibers when p exceeds the cores or with a seed).
+  execution_mode execution() const;
 
   // Attach the calling thread as `rank` (each rank once). `bind` pins the thread with the
   // team's policy; an application's own threads are left where they are by default.
-  // The comm must not outlive the team; destroying it marks the rank finished.
+  // The comm must not outlive the team; destroying it marks the rank finished. Threads
+  // only: a usage_error in execution mode fibers or with a seed (ranks there are fibers
+  // that ranklab::run starts).
   comm attach(int rank, bool bind = false);
   // attach + fn(comm) + report a failure to every other rank (then rethrow it here).
   void run_as(int rank, const std::function<void(comm&)>& fn, bool bind = false);
@@ -115,11 +146,25 @@ class team {
   detail::team_state& state() { return *state_; }
 
  private:
+  friend void run(team& t, const std::function<void(comm&)>& fn);
+  // The rank's comm, for a thread or fiber that runs it at `where`.
+  comm join(int rank, const binding_info& where);
   std::unique_ptr<detail::team_state> state_;
 };
 
-// Starts p rank threads pinned by the team's policy, runs fn on each, joins, rethrows the
-// first failure.
+// The rank the calling thread or fiber runs (the rank it attached as, for an application
+// thread), or -1. On fibers the ranks of a worker share its thread, so a thread_local
+// cannot tell them apart: this can.
+int this_rank();
+
+// Lets the other ranks run: on a fiber, the other ranks of its worker; on a thread,
+// std::this_thread::yield(). A rank that waits in a loop for another rank's plain memory
+// write (outside ranklab calls) must call this in the loop: on fibers the writer may share
+// its worker and run only when the waiter switches.
+void yield();
+
+// Starts p ranks (threads or fibers: team_options::execution), runs fn on each, joins,
+// rethrows the first failure.
 void run(int p, const std::function<void(comm&)>& fn, team_options options = team_options::from_environment());
 // The same on an existing team (to read its bindings or trace afterwards).
 void run(team& t, const std::function<void(comm&)>& fn);

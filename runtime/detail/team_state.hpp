@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "detail/aligned_buffer.hpp"
+#include "fibers/fiber_scheduler.hpp"
 #include "mailbox/futex.hpp"
 #include "mailbox/mailbox.hpp"
 #include "ranklab/errors.hpp"
@@ -138,6 +139,11 @@ struct team_state {
   }
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
+  // How the ranks run: threads, or fibers of `fibers` while ranklab::run runs them
+  // (team.cpp). Fixed when the first rank starts.
+  execution_mode mode = execution_mode::threads;
+  fiber_scheduler* fibers = nullptr;
+
   std::atomic<bool> failed{false};
   std::atomic<int> blocked{0};
   std::atomic<int> finished{0};
@@ -148,11 +154,18 @@ struct team_state {
     return b ? *b : create_box(slot);
   }
 
+  // How the caller made visible what a sleeper waits for, before ringing. A sleeper
+  // announces itself (`sleeping`), fences, then checks once more, so the ringer needs a
+  // StoreLoad barrier between publishing and reading `sleeping`, or both could miss each
+  // other. A seq_cst store or read-modify-write is that barrier already (and cheaper than a
+  // fence after a release store).
+  enum class published { by_release_store, by_seq_cst_operation };
+
   // Wakes `rank` if it sleeps. Call after publishing what it waits for.
-  void ring(int rank) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+  void ring(int rank, published how = published::by_release_store) {
+    if (how == published::by_release_store) std::atomic_thread_fence(std::memory_order_seq_cst);
     rank_slot& s = slots[rank];
-    if (s.sleeping.load(std::memory_order_relaxed)) wake(s);
+    if (s.sleeping.load(std::memory_order_seq_cst)) wake(s);
   }
 
   // Wakes every sleeping rank (after the last arrival at a fence).
@@ -162,7 +175,8 @@ struct team_state {
       if (slots[r].sleeping.load(std::memory_order_relaxed)) wake(slots[r]);
   }
 
-  // Waits until ready() holds: spins, then yields, then sleeps on the rank's doorbell.
+  // Waits until ready() holds: spins, then yields, then sleeps on the rank's doorbell (a
+  // fiber yields to the other ranks of its worker, then parks until rung).
   // ready() may do work (advance operations); blocked_on() says what the rank waits for,
   // asked when it goes to sleep (for deadlock reports). Throws when the team fails
   // (another rank's error, a deadlock, a mismatch) meanwhile.
@@ -176,10 +190,28 @@ struct team_state {
     }
     for (int i = 0; i < yield_limit; ++i) {
       if (failed.load(std::memory_order_relaxed)) throw_failure(me, operation);
-      sched_yield();
+      let_others_run();
       if (ready()) return;
     }
     sleep_until(me, ready, blocked_on, operation);
+  }
+
+  // For a rank waiting on something it cannot sleep for (another rank's reads to end): give
+  // the core to the others (on a fiber: to the other ranks of its worker) and come back.
+  // Runs the ranks as fibers of `s` from now on (nullptr: threads again). A fiber waits by
+  // yielding once to its worker's other ranks, then parking: spinning would only keep the
+  // awaited rank off the worker.
+  void use_fibers(fiber_scheduler* s) {
+    fibers = s;
+    spin_limit = s ? 0 : thread_spin_limit_;
+    yield_limit = s ? (options.yields >= 0 ? options.yields : 1) : thread_yield_limit_;
+  }
+
+  void let_others_run() {
+    if (fibers)
+      fibers->yield();
+    else
+      sched_yield();
   }
 
   // A rank whose request::test() found its call unfinished. Every 20 ms of polling it
@@ -233,6 +265,12 @@ struct team_state {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
+  // The time of a trace event: now_ns(), or in deterministic mode a logical clock (one tick
+  // per reading), so that a seed's run gives the same trace every time.
+  std::uint64_t trace_ns() { return options.seed ? logical_ns_.fetch_add(1, std::memory_order_relaxed) + 1 : now_ns(); }
+  // Every rank is parked with nothing runnable (fiber mode): no thread outside the team can
+  // move anything, so this is a deadlock or mismatch now, with no timeout to wait for.
+  void all_ranks_parked() { detect_deadlock(/*certain=*/true); }
 
  private:
   template <class Ready, class BlockedOn>
@@ -260,8 +298,14 @@ struct team_state {
       s.waiting_peer.store(peer, std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_seq_cst);
       const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
+      const std::uint64_t epoch = fibers ? fibers->wake_epoch(me) : 0;
       if (ready()) return;
       if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
+      // A parked fiber needs no timeout: when every rank is parked, the scheduler says so.
+      if (fibers) {
+        fibers->park(epoch);
+        continue;
+      }
       futex_wait(s.doorbell, bell, check_interval);
       if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
         detect_deadlock();
@@ -285,7 +329,7 @@ struct team_state {
  private:
   mailbox& create_box(std::atomic<mailbox*>& slot);
   void wake(rank_slot& s);
-  void detect_deadlock();
+  void detect_deadlock(bool certain = false);
 
   mutable std::mutex failure_mutex_;
   std::exception_ptr first_failure_;
@@ -295,6 +339,8 @@ struct team_state {
   std::vector<std::unique_ptr<send_descriptor>> retired_;
   std::vector<std::weak_ptr<comm_state>> comms_;
 
+  std::atomic<std::uint64_t> logical_ns_{0};
+  int thread_spin_limit_ = 0, thread_yield_limit_ = 0;
   std::mutex detector_mutex_;
   std::uint64_t detector_progress_ = 0;
   std::chrono::steady_clock::time_point detector_since_{};
@@ -302,5 +348,12 @@ struct team_state {
 
 // hwloc placement (binding.cpp).
 binding_info bind_this_thread(int rank, int p, binding_policy policy);
+// Where the fiber workers run: worker w on core w (its first hardware thread) unless the
+// policy is none (then os_cpu is -1). binding is what each rank fiber of the worker reports.
+struct worker_placement {
+  int os_cpu = -1;
+  binding_info binding;
+};
+std::vector<worker_placement> worker_placements(int workers, binding_policy policy);
 
 }  // namespace ranklab::detail

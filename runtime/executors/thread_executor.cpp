@@ -124,27 +124,42 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
   }
 }
 
+// Throws mismatch_error if rank `peer`, past the fence just passed, shows another call's
+// signature. In a flag-fence team its fence line, just read to pass the fence, carries the
+// signature; larger teams read its published entry. A peer not in this call (any more)
+// passes: it has withdrawn (after a failure) or moved on (or, after a fence that does not
+// wait for it, has not arrived yet).
+void check_signature_of(engine& e, const operation& op, int peer) {
+  const rank_slot& s = e.t.slots[peer];
+  const std::size_t slot = op.tag.call % call_slots;
+  const std::optional<std::uint64_t> signature =
+      e.t.p <= flag_fence_ranks ? signature_for_call(s.fence_lines[slot][op.fence_number % 2], op.tag.call)
+                                : signature_for_call(s.published[slot], op.tag.call);
+  if (!signature || *signature == op.tag.signature) return;
+  const remote_context context{&e.t, e.me, &op};
+  throw_peer_mismatch(context, peer, in_another_call);
+}
+
 // Fences carry no data, so ranks in different calls could pass one together unnoticed (a
 // direct gather where no rank believes it is the root reads nothing). Past a fence every
 // rank has published its call's signature; comparing with the next rank around the ring
 // finds any disagreement, since unequal signatures differ somewhere between neighbours.
-// In a flag-fence team the neighbour's fence line, just read to pass the fence, carries its
-// signature; larger teams read its published entry.
+// After a fence that waits for one rank, that rank is the one to compare with. The root of
+// a rooted call waits for every rank while the others may wait for nobody
+// (schedule::fence_for): no neighbour checks those, so the root compares with them all.
 void check_fence_partner(engine& e, const operation& op) {
-  // After a fence that waits for one rank, that rank is the one to compare with.
   if (op.fence_waits_for == no_rank) return;
-  const int next = op.fence_waits_for == every_rank ? (e.me + 1) % e.t.p : op.fence_waits_for;
-  if (next == e.me) return;
-  const rank_slot& peer = e.t.slots[next];
-  const std::size_t slot = op.tag.call % call_slots;
-  const std::optional<std::uint64_t> signature =
-      e.t.p <= flag_fence_ranks ? signature_for_call(peer.fence_lines[slot][op.fence_number % 2], op.tag.call)
-                                : signature_for_call(peer.published[slot], op.tag.call);
-  // Not in this call (any more): the neighbour has withdrawn (after a failure) or moved on
-  // (or, after a fence that does not wait for it, has not arrived yet).
-  if (!signature || *signature == op.tag.signature) return;
-  const remote_context context{&e.t, e.me, &op};
-  throw_peer_mismatch(context, next, in_another_call);
+  if (op.fence_waits_for != every_rank) {
+    if (op.fence_waits_for != e.me) check_signature_of(e, op, op.fence_waits_for);
+    return;
+  }
+  const bool rooted = op.tag.coll != point_to_point && is_rooted(static_cast<collective>(op.tag.coll));
+  if (rooted && op.plan->payload_buffer() != no_buffer) {
+    for (int k = 0; k < e.t.p; ++k)
+      if (k != e.me) check_signature_of(e, op, k);
+    return;
+  }
+  if (e.t.p > 1) check_signature_of(e, op, (e.me + 1) % e.t.p);
 }
 
 // A fence (schedule::fence). Every rank meets the same fences of a call slot in the same
@@ -217,7 +232,7 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
   e.t.slots[e.me].trace.push_back(trace_event{
       e.me, op.tag.call, op.tag.coll == point_to_point ? "p2p" : name(static_cast<collective>(op.tag.coll)),
-      static_cast<std::uint32_t>(op.round), to, from, sent, op.received_bytes, op.round_begin_ns, e.t.now_ns()});
+      static_cast<std::uint32_t>(op.round), to, from, sent, op.received_bytes, op.round_begin_ns, e.t.trace_ns()});
 }
 
 // Published buffers and fence counters are kept per call slot (call number modulo
@@ -315,7 +330,7 @@ bool advance(engine& e, operation& op) {
     const int from = op.p2p ? op.p2p_from : rd->recv_from;
     if (!op.pre_done) {
       if (rd) run_steps(e, op, op.plan->pre_steps(*rd));
-      if (tracing) op.round_begin_ns = e.t.now_ns();
+      if (tracing) op.round_begin_ns = e.t.trace_ns();
       op.received_bytes = 0;  // kept after the round: sendrecv returns it
       op.pre_done = moved = true;
     }
@@ -366,7 +381,7 @@ void withdraw_buffers(team_state& t, int me, const operation& op) {
   t.slots[me].published[op.tag.call % call_slots].call.store(0, std::memory_order_seq_cst);
   for (int r = 0; r < t.p; ++r)
     if (r != me)
-      while (t.slots[r].reading_remote.load(std::memory_order_seq_cst)) sched_yield();
+      while (t.slots[r].reading_remote.load(std::memory_order_seq_cst)) t.let_others_run();
 }
 
 }  // namespace
@@ -384,7 +399,7 @@ void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
     if (op.descriptor->state.compare_exchange_strong(expected, send_descriptor::cancelled, std::memory_order_acq_rel))
       t.retire(std::move(op.descriptor));
     else
-      while (op.descriptor->state.load(std::memory_order_acquire) == send_descriptor::claimed) sched_yield();
+      while (op.descriptor->state.load(std::memory_order_acquire) == send_descriptor::claimed) t.let_others_run();
   }
   op.error = std::move(why);
   op.complete = true;
@@ -405,10 +420,14 @@ void launch(team_state& t, const std::shared_ptr<comm_state>& cs, int me, operat
 }
 
 bool progress_all(engine& e, operation* first) {
-  bool moved = first ? advance(e, *first) : false;
-  auto& active = e.cs.active;
-  for (operation* op : active)
-    if (op != first) moved |= advance(e, *op);
+  // Until a pass moves nothing: an operation that completes may let an earlier-visited one
+  // start (a later call of its slot, slot_busy), and no other rank would ring for that.
+  bool moved = false;
+  for (bool again = true; again; moved |= again) {
+    again = first ? advance(e, *first) : false;
+    for (operation* op : e.cs.active)
+      if (op != first) again |= advance(e, *op);
+  }
   return moved;
 }
 

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cxxabi.h>
+
 #include <boost/context/fiber.hpp>
 #include <boost/context/preallocated.hpp>
 
@@ -45,6 +47,21 @@ struct splitmix64 {
 
 enum class switch_reason : std::uint8_t { yield, park, finish };
 
+// The exceptions being handled (what `throw;` rethrows, std::current_exception, the
+// uncaught count) are kept per thread by the C++ runtime, in the Itanium C++ ABI's
+// __cxa_eh_globals: {caught exceptions, uncaught count}. A fiber that switches inside a
+// catch block (a rank that waits for its peers while unwinding from a failure) must take
+// its own along, or another fiber's catch would end it.
+struct exception_state {
+  void* caught = nullptr;
+  unsigned int uncaught = 0;
+};
+void swap_exception_state(exception_state& save_to, const exception_state& load_from) {
+  auto* globals = reinterpret_cast<exception_state*>(abi::__cxa_get_globals());
+  save_to = *globals;
+  *globals = load_from;
+}
+
 // run_state::activity packs the number of fibers that are neither parked nor finished (low
 // half) with a generation that every wakeup bumps (high half), so that one load tells "all
 // parked" apart from "all parked again, after a wakeup".
@@ -86,6 +103,7 @@ struct fiber_scheduler::fiber_record {
   bool started = false;  // `context` exists, so Boost.Context owns (and frees) the stack
   stack_guard guard;
   sanitizer::fiber_context san;
+  exception_state exceptions;  // while suspended: its exceptions being handled
   switch_reason reason = switch_reason::yield;
   std::exception_ptr error;
   fiber_record* next_in_inbox = nullptr;  // written before the inbox push that publishes it
@@ -105,6 +123,7 @@ struct fiber_scheduler::worker {
   fiber_record* running = nullptr;
   ctx::fiber scheduler_context;  // the scheduler loop, suspended while a fiber runs
   sanitizer::fiber_context san;
+  exception_state exceptions;  // the worker thread's own, while a fiber runs
   stack_overflow_watch* watch = nullptr;
   std::optional<splitmix64> rng;
   std::thread thread;
@@ -285,9 +304,11 @@ void on_finished(run_state& rs, fiber_record& f) {
 void resume(worker& w, fiber_record& f) {
   w.running = &f;
   w.watch->set_running(&f.guard);
+  swap_exception_state(w.exceptions, f.exceptions);
   sanitizer::start_switch(w.san, f.san);
   f.context = std::move(f.context).resume();
   sanitizer::finish_switch(w.san, nullptr);
+  swap_exception_state(f.exceptions, w.exceptions);
   w.watch->set_running(nullptr);
   w.running = nullptr;
   switch (f.reason) {

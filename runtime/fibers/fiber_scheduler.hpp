@@ -14,9 +14,9 @@
 // seeded splitmix64, so the same seed replays the same interleaving bit for bit (as long as
 // only fibers unpark: a plain thread's unpark arrives when it arrives).
 //
-// Limitations: a fiber must not yield or park inside a catch block (the C++ runtime keeps
-// the "currently caught exceptions" per thread, not per fiber); a body that catches
-// everything (catch (...)) and keeps parking defeats the deadlock cancellation (see run()).
+// A fiber may yield or park inside a catch block: the exceptions being handled, which the
+// C++ runtime keeps per thread, travel with the fiber. A body that catches everything
+// (catch (...)) and keeps parking defeats the deadlock cancellation (see run()).
 #pragma once
 #include <atomic>
 #include <cstddef>

@@ -174,8 +174,9 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
 
 // The next message of the pair (from, me), in sequence order, from the express lane or the
 // queue: its header, and for an eager message its payload copied to `payload`. The message
-// is consumed. Returns false if it has not arrived.
-bool take_next(mailbox& box, message_header& h, std::vector<chunk>& payload) {
+// is consumed, and its sender rung: it may sleep waiting for the room the message took.
+// Returns false if it has not arrived.
+bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector<chunk>& payload) {
   const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
   const express_cell& cell = box.cell(seq);
   std::uint32_t last = seq;
@@ -198,8 +199,12 @@ bool take_next(mailbox& box, message_header& h, std::vector<chunk>& payload) {
       queue.pop(payload.data(), h.chunks);
     else
       queue.pop();
+    box.consumed.store(last, std::memory_order_release);
+    e.t.ring(from);
+    return true;
   }
-  box.consumed.store(last, std::memory_order_release);
+  box.consumed.store(last, std::memory_order_seq_cst);
+  e.t.ring(from, team_state::published::by_seq_cst_operation);
   return true;
 }
 
@@ -216,7 +221,7 @@ bool try_receive(engine& e, operation& op, int from) {
   }
   mailbox& box = e.t.box(from, e.me);
   message_header h;
-  while (take_next(box, h, e.cs.stage)) {
+  while (take_next(e, from, box, h, e.cs.stage)) {
     if (h.call == op.tag.call) {
       deliver(e, op, from, h, h.kind == message_kind::eager ? e.cs.stage[0].bytes + header_bytes : nullptr);
       return true;
