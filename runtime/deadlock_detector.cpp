@@ -45,12 +45,13 @@ void team_state::detect_deadlock(bool certain) {
   // A rank that has not attached cannot send anything either: ranks waiting for it are as
   // stuck as in a deadlock (a team whose application threads never all attach).
   // A rank that only polls an unfinished request is stuck as well.
-  int unattached = 0, polling_ranks = 0;
+  int unattached = 0, polling_ranks = 0, blocked = 0;
   for (int r = 0; r < p; ++r) {
     unattached += !slots[r].attached.load();
     polling_ranks += polling(slots[r]);
+    blocked += slots[r].blocked.load();
   }
-  const bool all_stuck = blocked.load() + finished.load() + unattached + polling_ranks >= p;
+  const bool all_stuck = blocked + finished.load() + unattached + polling_ranks >= p;
   // `certain` (every rank fiber parked, and nothing outside the team can wake one): no
   // timeout to wait for.
   if (!certain) {

@@ -38,6 +38,9 @@ struct alignas(64) rank_slot {
   std::atomic<int> waiting_peer{no_rank};
   std::atomic<bool> attached{false};
   std::atomic<bool> finished{false};
+  // Asleep in a blocking wait (parked, on a fiber): what the deadlock detector counts. Per
+  // rank, on the owner's line: a team-wide counter would be a line every sleeper writes.
+  std::atomic<bool> blocked{false};
   std::atomic<std::uint32_t> call{0};  // collective sequence number in progress (0: none)
   // Its description, for deadlock/mismatch reports. A copy, not a pointer into the rank's
   // schedule cache: the detector reads it from another thread while the owner may evict
@@ -145,7 +148,6 @@ struct team_state {
   fiber_scheduler* fibers = nullptr;
 
   std::atomic<bool> failed{false};
-  std::atomic<int> blocked{0};
   std::atomic<int> finished{0};
 
   mailbox& box(int from, int to) {
@@ -277,21 +279,22 @@ struct team_state {
   void sleep_until(int me, Ready& ready, BlockedOn& blocked_on, const char* operation) {
     rank_slot& s = slots[me];
     s.polled_ns.store(0, std::memory_order_relaxed);  // sleeping now, counted as blocked
-    blocked.fetch_add(1, std::memory_order_seq_cst);
+    s.blocked.store(true, std::memory_order_seq_cst);
     s.sleeping.fetch_add(1, std::memory_order_relaxed);
     struct leave {
-      team_state& t;
       rank_slot& s;
       ~leave() {
         s.sleeping.fetch_sub(1, std::memory_order_relaxed);
         s.waiting_for.store(0, std::memory_order_relaxed);
-        t.blocked.fetch_sub(1, std::memory_order_seq_cst);
+        s.blocked.store(false, std::memory_order_seq_cst);
       }
-    } guard{*this, s};
+    } guard{s};
     // The deadlock check runs every check_interval of sleep, whether the futex wait timed
-    // out or returned early (a ring for another operation, a spurious wake-up).
+    // out or returned early (a ring for another operation, a spurious wake-up). A fiber
+    // needs none (see below), nor the clock.
     constexpr auto check_interval = std::chrono::milliseconds(20);
-    auto next_check = std::chrono::steady_clock::now() + check_interval;
+    auto next_check =
+        fibers ? std::chrono::steady_clock::time_point{} : std::chrono::steady_clock::now() + check_interval;
     for (;;) {
       const auto [why, peer] = blocked_on();
       s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
