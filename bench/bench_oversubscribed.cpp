@@ -4,19 +4,23 @@
 //     it (calibrated batches, the slowest rank's mean, the median over batches);
 //   * a ring of --ring-rounds 8-byte sendrecv rounds at p = --ring-p: seconds for all;
 //   * a barrier at p = --barrier-p in a child process: seconds from ranklab::run to its
-//     return, and the child's peak resident memory (its ru_maxrss).
+//     return, and the child's peak resident memory (its ru_maxrss);
+//   * deterministic mode: --replay runs of one traced program (p = 16: allreduce, a sendrecv
+//     ring, bcast, barrier) with one seed, and how many traces equal the first, byte for byte.
 // Threads are skipped above --max-thread-p (thousands of OS threads take minutes here).
 // Prints markdown with the load average before and after; a figure under load is no result.
 //
 //   bench_oversubscribed [--p 4,16,64,256] [--ring-p 1024] [--ring-rounds 1000]
-//                        [--barrier-p 4096] [--max-thread-p 256] [--batches N]
+//                        [--barrier-p 4096] [--max-thread-p 256] [--replay 100] [--batches N]
 #include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,7 @@ struct options {
   int ring_rounds = 1000;
   int barrier_p = 4096;
   int max_thread_p = 256;
+  int replay = 100;
   int batches = 7;
 };
 
@@ -132,6 +137,26 @@ barrier_figures barrier_in_child(int p, ranklab::execution_mode m) {
   return f;
 }
 
+// The trace of one deterministic run, as JSON lines.
+std::string deterministic_trace(std::uint64_t seed) {
+  ranklab::team_options o = in_mode(ranklab::execution_mode::fibers);
+  o.seed = seed;
+  o.trace = true;
+  ranklab::team t(16, o);
+  ranklab::run(t, [](ranklab::comm& c) {
+    const int r = c.rank(), p = c.size();
+    std::int64_t v[3] = {r, 2 * r, 3 * r}, sum[3];
+    c.allreduce(std::span(v), std::span(sum), ranklab::ops::sum);
+    std::int64_t left = 0;
+    c.sendrecv((r + 1) % p, std::span(v, 1), (r + p - 1) % p, std::span(&left, 1));
+    c.bcast(std::span(sum), 5);
+    c.barrier();
+  });
+  std::ostringstream out;
+  t.write_trace_json_lines(out);
+  return out.str();
+}
+
 std::string cell(double v, const char* format) { return v > 0 ? fmt::format(fmt::runtime(format), v) : "-"; }
 
 }  // namespace
@@ -139,7 +164,8 @@ std::string cell(double v, const char* format) { return v > 0 ? fmt::format(fmt:
 int main(int argc, char** argv) {
   options o;
   arguments args(argc, argv,
-                 "[--p 4,16,64,256] [--ring-p P] [--ring-rounds N] [--barrier-p P] [--max-thread-p P] [--batches N]");
+                 "[--p 4,16,64,256] [--ring-p P] [--ring-rounds N] [--barrier-p P] [--max-thread-p P] [--replay N] "
+                 "[--batches N]");
   const bool ok = args.parse([&] {
     if (args.option({"--p"}))
       o.ps = args.ints();
@@ -151,6 +177,8 @@ int main(int argc, char** argv) {
       o.barrier_p = std::stoi(args.value());
     else if (args.option({"--max-thread-p"}))
       o.max_thread_p = std::stoi(args.value());
+    else if (args.option({"--replay"}))
+      o.replay = std::stoi(args.value());
     else if (args.option({"--batches"}))
       o.batches = std::stoi(args.value());
     else
@@ -185,6 +213,13 @@ int main(int argc, char** argv) {
       fmt::print("| {} | {} | {} | {} |\n", o.barrier_p, ranklab::name(m), b.ok ? cell(b.seconds, "{:.3f}") : "failed",
                  b.ok ? cell(b.peak_mib, "{:.0f}") : "-");
     }
+  }
+  if (o.replay > 0) {
+    const std::string first = deterministic_trace(2026);
+    int same = 0;
+    for (int i = 0; i < o.replay; ++i) same += deterministic_trace(2026) == first;
+    fmt::print("\ndeterministic mode (seed 2026, p = 16, {} trace lines): {} of {} replays byte-identical\n",
+               std::count(first.begin(), first.end(), '\n'), same, o.replay);
   }
   fmt::print("\nload average after: {}\n", load_average());
   return 0;

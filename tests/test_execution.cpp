@@ -5,8 +5,6 @@
 // suites run in every mode through ctest (tests/CMakeLists.txt sets RANKLAB_EXECUTION and
 // RANKLAB_SEED for them), so this one only covers what is particular to the modes.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -322,16 +320,7 @@ TEST_SUITE("execution") {
   }
 
   TEST_CASE("fibers: a stack overflow is reported with the rank and the stack size, not as silent corruption") {
-#if defined(__SANITIZE_ADDRESS__)
-    // AddressSanitizer takes the segmentation fault first and reports it as its own.
-    MESSAGE("skipped under AddressSanitizer");
-#else
-    int err[2];
-    REQUIRE(pipe(err) == 0);
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      dup2(err[1], 2);
+    const testing::child_result r = testing::run_in_child([] {
       team_options o = mode(execution_mode::fibers);
       o.stack_bytes = 64 * 1024;
       run(
@@ -349,18 +338,9 @@ TEST_SUITE("execution") {
             deep::down(0);
           },
           o);
-      _exit(0);
-    }
-    close(err[1]);
-    std::string text;
-    char buf[512];
-    for (ssize_t n; (n = read(err[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
-    close(err[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-    CAPTURE(text);
-    CHECK(contains(text, "rank 3 overflowed its fiber stack"));
-#endif
+    });
+    CAPTURE(r.err);
+    CHECK_FALSE(r.exited_cleanly());
+    CHECK(contains(r.err, "rank 3 overflowed its fiber stack of 64 KiB"));
   }
 }

@@ -26,6 +26,7 @@
 
 #include "fibers/fiber_scheduler.hpp"
 #include "fibers/sanitizer_fiber.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -424,13 +425,7 @@ int deep(volatile int* keep_going, int depth) {
 // Also under ASan: the scheduler installs its SIGSEGV handler over ASan's (which gets every
 // fault that is not a guard page), so ASan does not see this fault first.
 TEST_CASE("a stack overflow is reported with the rank, in a forked child") {
-  int out[2];
-  REQUIRE(pipe(out) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
+  const ranklab::testing::child_result r = ranklab::testing::run_in_child([] {
     fiber_options o;
     o.stack_bytes = 32 * 1024;
     fiber_scheduler s(o);
@@ -438,17 +433,9 @@ TEST_CASE("a stack overflow is reported with the rank, in a forked child") {
     s.run(5, [&](int rank) {
       if (rank == 3) deep(&keep_going, 0);
     });
-    _exit(0);  // not reached if the overflow is caught
-  }
-  close(out[1]);
-  std::string err;
-  char buf[4096];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
-  close(out[0]);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  CAPTURE(err);
-  CAPTURE(status);
-  CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  CHECK(err.find("ranklab: rank 3 overflowed its fiber stack of 32 KiB") != std::string::npos);
+  });
+  CAPTURE(r.err);
+  CAPTURE(r.status);
+  CHECK_FALSE(r.exited_cleanly());
+  CHECK(r.err.find("ranklab: rank 3 overflowed its fiber stack of 32 KiB") != std::string::npos);
 }

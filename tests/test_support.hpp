@@ -1,8 +1,12 @@
 // Small helpers any suite may use: substring checks on messages, the error a call throws,
 // and environment variables set for one scope.
 #pragma once
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -44,5 +48,32 @@ struct scoped_env {
       unsetenv(name.c_str());
   }
 };
+
+// How a forked child running `body` ended, and what it wrote to stderr: for behaviour that
+// ends the process (a stack overflow report).
+struct child_result {
+  std::string err;
+  int status = 0;
+  bool exited_cleanly() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+};
+inline child_result run_in_child(const std::function<void()>& body) {
+  child_result r;
+  int out[2];
+  if (pipe(out) != 0) return {"pipe failed", -1};
+  const pid_t child = fork();
+  if (child < 0) return {"fork failed", -1};
+  if (child == 0) {
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    body();
+    _exit(0);
+  }
+  close(out[1]);
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) r.err.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  waitpid(child, &r.status, 0);
+  return r;
+}
 
 }  // namespace ranklab::testing
