@@ -143,8 +143,8 @@ void fiber_stack_allocator::deallocate(boost::context::stack_context& sc) const 
   if (!sc.sp) return;
   const std::size_t page = page_size();
   char* bottom = static_cast<char*>(sc.sp) - sc.size;
-  // Poisoned shadow left by frames that never returned needs no cleanup: ASan's mmap
-  // interceptor clears the shadow of every new mapping (cheaply, by page release).
+  // Shadow poisoned by frames that never returned is cleared when a fiber is created on
+  // the memory again (sanitizer::create).
   munmap(bottom - page, sc.size + page);
   sc.sp = nullptr;
 }
