@@ -19,6 +19,12 @@ std::size_t page_size() {
   return size;
 }
 
+// The guard below a stack: 16 pages of address space, no memory. One page is not enough: a
+// frame larger than the guard (a few inlined levels of a recursion with a local array)
+// steps over it into whatever lies below, and the overflow becomes an unexplained fault or
+// silent corruption. Frames up to this size land in the guard and are reported.
+std::size_t guard_bytes() { return 16 * page_size(); }
+
 // ---- the handler's table: fixed size, constant-initialized, read with plain atomic loads ----
 
 constexpr int max_watched_threads = 1024;
@@ -117,8 +123,7 @@ std::size_t fiber_stack_allocator::round_up(std::size_t bytes) {
 }
 
 boost::context::stack_context fiber_stack_allocator::allocate() const {
-  const std::size_t page = page_size();
-  const std::size_t total = usable_bytes + page;
+  const std::size_t total = usable_bytes + guard_bytes();
   void* base =
       mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (base == MAP_FAILED) {
@@ -127,7 +132,7 @@ boost::context::stack_context fiber_stack_allocator::allocate() const {
         "ranklab: cannot map a fiber stack of " + std::to_string(usable_bytes / 1024) + " KiB: " + std::strerror(e) +
         (e == ENOMEM ? " (out of memory or address space, or too many fibers for vm.max_map_count)" : ""));
   }
-  if (mprotect(base, page, PROT_NONE) != 0) {
+  if (mprotect(base, guard_bytes(), PROT_NONE) != 0) {
     const int e = errno;
     munmap(base, total);
     throw std::runtime_error(std::string("ranklab: cannot protect a fiber stack's guard page: ") + std::strerror(e) +
@@ -141,16 +146,15 @@ boost::context::stack_context fiber_stack_allocator::allocate() const {
 
 void fiber_stack_allocator::deallocate(boost::context::stack_context& sc) const noexcept {
   if (!sc.sp) return;
-  const std::size_t page = page_size();
   char* bottom = static_cast<char*>(sc.sp) - sc.size;
   // Shadow poisoned by frames that never returned is cleared when a fiber is created on
   // the memory again (sanitizer::create).
-  munmap(bottom - page, sc.size + page);
+  munmap(bottom - guard_bytes(), sc.size + guard_bytes());
   sc.sp = nullptr;
 }
 
 std::uintptr_t fiber_stack_allocator::guard_begin(const boost::context::stack_context& sc) {
-  return reinterpret_cast<std::uintptr_t>(sc.sp) - sc.size - page_size();
+  return reinterpret_cast<std::uintptr_t>(sc.sp) - sc.size - guard_bytes();
 }
 
 std::uintptr_t fiber_stack_allocator::guard_end(const boost::context::stack_context& sc) {

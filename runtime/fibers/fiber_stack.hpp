@@ -1,8 +1,8 @@
-// Fiber stacks: mmap'ed with a guard page below, so that a rank's memory is only the pages
+// Fiber stacks: mmap'ed with a guard (16 pages of address space) below, so that a rank's memory is only the pages
 // its stack really touched, and an overflow faults instead of corrupting a neighbour. The
 // fault is then reported by name: a SIGSEGV handler that runs on a per-worker alternate
 // signal stack (the overflowed stack has no room left) looks the address up in the guard
-// page of the fiber that the faulting worker is running.
+// of the fiber that the faulting worker is running.
 #pragma once
 #include <signal.h>
 
@@ -15,7 +15,7 @@
 namespace ranklab::detail {
 
 // Boost.Context's StackAllocator concept. `usable_bytes` is a multiple of the page size;
-// the mapping is one PROT_NONE guard page plus that, reserved without swap
+// the mapping is a PROT_NONE guard of 16 pages plus that, reserved without swap
 // (MAP_NORESERVE), so untouched pages cost nothing.
 struct fiber_stack_allocator {
   std::size_t usable_bytes;
@@ -27,14 +27,14 @@ struct fiber_stack_allocator {
   // `bytes` rounded up to whole pages, at least 4 pages (a fiber's entry frames alone
   // need about a page).
   static std::size_t round_up(std::size_t bytes);
-  // The guard page below a stack from allocate(): [first, last).
+  // The guard below a stack from allocate(): [first, last).
   static std::uintptr_t guard_begin(const boost::context::stack_context& sc);
   static std::uintptr_t guard_end(const boost::context::stack_context& sc);
 };
 
 // What the overflow handler needs to know about a fiber: immutable while it exists.
 struct stack_guard {
-  std::uintptr_t begin = 0;  // the guard page
+  std::uintptr_t begin = 0;  // the guard
   std::uintptr_t end = 0;
   int rank = -1;
   std::size_t stack_kib = 0;
