@@ -142,9 +142,8 @@ struct team_state {
   }
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
-  // How the ranks run: threads, or fibers of `fibers` while ranklab::run runs them
-  // (team.cpp). Fixed when the first rank starts.
-  execution_mode mode = execution_mode::threads;
+  // The scheduler whose fibers run the ranks while ranklab::run runs them on fibers
+  // (team.cpp, team::execution); nullptr: the ranks are threads.
   fiber_scheduler* fibers = nullptr;
 
   std::atomic<bool> failed{false};
@@ -198,8 +197,6 @@ struct team_state {
     sleep_until(me, ready, blocked_on, operation);
   }
 
-  // For a rank waiting on something it cannot sleep for (another rank's reads to end): give
-  // the core to the others (on a fiber: to the other ranks of its worker) and come back.
   // Runs the ranks as fibers of `s` from now on (nullptr: threads again). A fiber waits by
   // yielding once to its worker's other ranks, then parking: spinning would only keep the
   // awaited rank off the worker.
@@ -209,6 +206,8 @@ struct team_state {
     yield_limit = s ? (options.yields >= 0 ? options.yields : 1) : thread_yield_limit_;
   }
 
+  // For a rank waiting on something it cannot sleep for (another rank's reads to end): give
+  // the core to the others (on a fiber: to the other ranks of its worker) and come back.
   void let_others_run() {
     if (fibers)
       fibers->yield();

@@ -548,6 +548,12 @@ void fiber_scheduler::run(int p, const std::function<void(int rank)>& body) {
   }
 
   run_ = &rs;
+  // After the workers: no unpark may find the run any more, and those from plain threads
+  // already under way must be done with `rs` before it goes.
+  auto leave_run = [this] {
+    run_ = nullptr;
+    while (outside_unparks_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  };
   std::size_t started = 0;
   try {
     for (auto& w : rs.workers) {
@@ -559,15 +565,13 @@ void fiber_scheduler::run(int p, const std::function<void(int rank)>& body) {
     rs.gate.store(2, std::memory_order_release);
     futex_wake_all(rs.gate);
     for (std::size_t i = 0; i < started; ++i) rs.workers[i]->thread.join();
-    run_ = nullptr;
-    while (outside_unparks_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+    leave_run();
     throw;
   }
   rs.gate.store(1, std::memory_order_release);
   futex_wake_all(rs.gate);
   for (auto& w : rs.workers) w->thread.join();
-  run_ = nullptr;
-  while (outside_unparks_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  leave_run();
 
   for (auto& f : rs.fibers)
     if (f->error) std::rethrow_exception(f->error);
