@@ -88,10 +88,32 @@ void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> en
 }
 
 // Whether the blocking operation is still prepared for exactly this call: the schedule
-// cache's key (collective, counts, root, type, operator, algorithm) and the same buffers.
-// Everything the checks and the preparation derive from the call depends on nothing else.
+// cache's key (collective, counts, root, type, operator, algorithm), the same buffers and
+// the same operator context. Everything the checks and the preparation derive from the
+// call depends on nothing else. (The cache key leaves the context out: a schedule does not
+// depend on it, but the prepared operation reduces with it. Two make_op operators from
+// lambdas of one type share the function and differ only there.)
 bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
-  return cs.prepared && cs.prepared_in == in && cs.prepared_out == out && detail::matches(*cs.prepared, c);
+  return cs.prepared && cs.prepared_in == in && cs.prepared_out == out &&
+         cs.blocking.combine_op.context == c.reduction.context && detail::matches(*cs.prepared, c);
+}
+
+// Runs the blocking operation as prepared.
+void run_blocking(team_state& t, comm_state& cs, int rank) {
+  engine e{t, cs, rank};
+  wait_for(e, cs.blocking);
+  t.slots[rank].call.store(0, std::memory_order_relaxed);
+}
+
+// The same call on the same buffers as the last one: its checks passed and the blocking
+// operation still holds its schedule and resolved buffers. Only the number is new.
+void run_again(team_state& t, comm_state& cs, int rank) {
+  operation& op = cs.blocking;
+  require_usable(&t, &cs, rank, op.name);
+  t.check_failure(rank, op.name);
+  op.tag.call = ++cs.calls;
+  op.rewind();
+  run_blocking(t, cs, rank);
 }
 
 }  // namespace
@@ -164,8 +186,8 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
         if (cell.seq.load(std::memory_order_acquire) == seq) {
           if (cell.coll != detail::point_to_point || cell.bytes > recv.size()) break;  // the general path explains
           const std::size_t bytes = box.copy_express(seq, recv.data());
-          box.consumed.store(seq + cell.lines - 1, std::memory_order_seq_cst);
-          team_->ring(source, detail::team_state::published::by_seq_cst_operation);  // it may wait for room
+          box.consumed.store(seq + cell.lines - 1, std::memory_order_release);
+          team_->ring(source);  // it may wait for room
           count_progress(e);
           return bytes;
         }
@@ -216,28 +238,28 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   wait_for(e, op);
 }
 
+bool comm::repeat_collective(const detail::call_request& r) {
+  if (!team_) return false;
+  const comm_state& cs = *state_;
+  if (!cs.prepared || cs.prepared_in != r.in || cs.prepared_out != r.out ||
+      cs.blocking.combine_op.context != r.reduction->context ||
+      !detail::matches(*cs.prepared, r.coll, r.root, r.count, r.type, *r.reduction, *r.choice))
+    return false;
+  run_again(*team_, *state_, rank_);
+  return true;
+}
+
 void comm::run_collective(const call& c, const void* in, void* out) {
-  if (team_ && repeats_prepared_call(*state_, c, in, out)) {
-    // The same call on the same buffers as the last one: its checks passed and the blocking
-    // operation still holds its schedule and resolved buffers. Only the number is new.
-    operation& op = state_->blocking;
-    require_usable(team_, state_.get(), rank_, op.name);
-    team_->check_failure(rank_, op.name);
-    op.tag.call = ++state_->calls;
-    op.rewind();
-  } else {
-    auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
-    comm_state& cs = *state_;
-    operation& op = cs.blocking;
-    aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
-    op.tag = tag_for(cs, c, *op.entry);
-    cs.prepared = op.entry.get();
-    cs.prepared_in = in;
-    cs.prepared_out = out;
-  }
-  engine e{*team_, *state_, rank_};
-  wait_for(e, state_->blocking);
-  team_->slots[rank_].call.store(0, std::memory_order_relaxed);
+  if (team_ && repeats_prepared_call(*state_, c, in, out)) return run_again(*team_, *state_, rank_);
+  auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
+  comm_state& cs = *state_;
+  operation& op = cs.blocking;
+  aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
+  op.tag = tag_for(cs, c, *op.entry);
+  cs.prepared = op.entry.get();
+  cs.prepared_in = in;
+  cs.prepared_out = out;
+  run_blocking(*team_, cs, rank_);
 }
 
 request comm::start_collective(const call& c, const void* in, void* out) {

@@ -336,6 +336,76 @@ TEST_SUITE("basic collectives") {
     for (int r = 0; r < 5; ++r) CHECK(ok[r] == 1);
   }
 
+  // A blocking call on the same buffers as the last one skips its checks and preparation
+  // (the typed surface and run_collective both): each argument that can change without the
+  // buffers changing must still be noticed.
+  TEST_CASE("comm API: a call on the last call's buffers that changes one argument is not taken for a repeat") {
+    constexpr int p = 3;
+    std::vector<std::string> problems(p);
+    // One lambda type for every k: the operators share their function and differ only in
+    // the captured k (the operator's context).
+    auto plus_k = [](int k) { return make_op<int>([k](int a, int b) { return a + b + k; }, true); };
+    run(p, [&](comm& c) {
+      std::string& bad = problems[c.rank()];
+      auto expect = [&](bool good, const char* what) {
+        if (!good) bad += std::string(what) + "; ";
+      };
+      std::vector<int> in(8), out(8);
+      // The root.
+      for (int root : {0, 1, 2, 2, 0}) {
+        std::fill(out.begin(), out.end(), c.rank() == root ? 100 + root : -1);
+        c.bcast(out, root);
+        expect(std::all_of(out.begin(), out.end(), [&](int x) { return x == 100 + root; }), "bcast root");
+      }
+      // The operator, then operators that differ in their context only, through the typed
+      // surface and through run_collective.
+      std::fill(in.begin(), in.end(), c.rank() + 1);
+      for (const op& o : {ops::sum, ops::max, ops::min, ops::sum}) {
+        c.allreduce(in, out, o);
+        const int want = o.kind == op_kind::sum ? 6 : o.kind == op_kind::max ? 3 : 1;
+        expect(std::all_of(out.begin(), out.end(), [&](int x) { return x == want; }), "allreduce operator");
+      }
+      for (int k : {0, 10, 20, 20, 5}) {
+        const op o = plus_k(k);
+        c.allreduce(in, out, o);
+        expect(std::all_of(out.begin(), out.end(), [&](int x) { return x == 6 + (p - 1) * k; }),
+               "allreduce operator context (typed)");
+        const call cl = make_call(collective::allreduce, p, in.size(), 0, datatype_of<int>(), o);
+        c.run_collective(cl, in.data(), out.data());
+        expect(std::all_of(out.begin(), out.end(), [&](int x) { return x == 6 + (p - 1) * k; }),
+               "allreduce operator context (run_collective)");
+      }
+      // The algorithm's name, rewritten in the same string storage (short strings keep it).
+      std::string name = "ring";
+      for (const char* n : {"ring", "slots", "direct", "ring"}) {
+        name = n;
+        c.allreduce(in, out, ops::sum, {name});
+        expect(c.last_algorithm() && c.last_algorithm()->name == n, "algorithm name");
+        expect(std::all_of(out.begin(), out.end(), [](int x) { return x == 6; }), "allreduce by name");
+      }
+      // The count, from the same first element.
+      for (std::size_t n : {8u, 3u, 0u, 8u}) {
+        std::fill(out.begin(), out.end(), -1);
+        c.allreduce(std::span(in).first(n), std::span(out).first(n), ops::sum);
+        expect(std::count(out.begin(), out.end(), 6) == static_cast<long>(n), "allreduce count");
+      }
+      // The element type, on the same memory.
+      std::vector<float> fin(8, static_cast<float>(c.rank()) + 0.5f), fout(8);
+      std::memcpy(in.data(), fin.data(), sizeof(float) * fin.size());
+      c.allreduce(in, out, ops::sum);
+      c.allreduce(std::span(reinterpret_cast<float*>(in.data()), 8), std::span(reinterpret_cast<float*>(out.data()), 8),
+                  ops::sum);
+      std::memcpy(fout.data(), out.data(), sizeof(float) * fout.size());
+      expect(std::all_of(fout.begin(), fout.end(), [](float x) { return x == 4.5f; }), "allreduce type");
+      // The buffer-length checks run on every call, repeated or not.
+      std::fill(in.begin(), in.end(), 1);
+      c.allreduce(in, out, ops::sum);
+      const std::string error = error_of([&] { c.allreduce(in, std::span(out).first(7), ops::sum); });
+      expect(contains(error, "'out' buffer holds 7 elements, the call needs 8"), "out length on a repeat");
+    });
+    for (int r = 0; r < p; ++r) CHECK_MESSAGE(problems[r].empty(), "rank ", r, ": ", problems[r]);
+  }
+
   // ---- usage errors --------------------------------------------------------------------------------
 
   TEST_CASE("usage errors: bcast root out of range names the root and the range") {

@@ -8,7 +8,10 @@
 //   Request start_collective(const call&, const void* in, void* out);
 // and, for the persistent *_init forms (instantiated only when used),
 //   Persistent init_collective(const call&, const void* in, void* out);
-// returning an object with start(), wait(), test(), done().
+// returning an object with start(), wait(), test(), done(); optionally
+//   bool repeat_collective(const detail::call_request&);
+// which runs the call and returns true when it repeats the backend's last blocking call
+// (the same arguments and buffers), so that nothing is built or checked again.
 // Counts are in elements, with MPI semantics.
 #pragma once
 #include <cstdint>
@@ -34,6 +37,21 @@ struct prepared_call {
   call c;
   const void* in = nullptr;
   void* out = nullptr;
+};
+
+// A call with a single count as the typed surface receives it, before it becomes a
+// `call`: what a backend compares with the call it last prepared, so that a repeated call
+// costs neither building a call nor checking it again. Points to the caller's operator and
+// algorithm, which outlive the call.
+struct call_request {
+  collective coll = collective::barrier;
+  int root = 0;
+  std::uint64_t count = 0;
+  const void* in = nullptr;
+  void* out = nullptr;
+  datatype type;
+  const op* reduction = nullptr;
+  const algo* choice = nullptr;
 };
 
 // Throws usage_error unless the `which` buffer of collective c holds `want` elements.
@@ -335,9 +353,18 @@ class collectives {
   Backend& self() { return static_cast<Backend&>(*this); }
   const Backend& self() const { return static_cast<const Backend&>(*this); }
 
+  using request_of_call = detail::call_request;
+
   void run(const prepared& p) { self().run_collective(p.c, p.in, p.out); }
   Request start(const prepared& p) { return self().start_collective(p.c, p.in, p.out); }
   auto init(const prepared& p) { return self().init_collective(p.c, p.in, p.out); }
+  void run(const request_of_call& r) {
+    if constexpr (requires(Backend & b) { b.repeat_collective(r); })
+      if (self().repeat_collective(r)) return;
+    run(checked(r));
+  }
+  Request start(const request_of_call& r) { return start(checked(r)); }
+  auto init(const request_of_call& r) { return init(checked(r)); }
 
   template <class R>
   static constexpr datatype type_of() {
@@ -355,9 +382,15 @@ class collectives {
   void expect(collective c, const char* which, std::uint64_t have, std::uint64_t want) const {
     detail::expect_elements(self().rank(), c, which, have, want);
   }
-  prepared make(collective c, int root, std::uint64_t count, const void* in, void* out, datatype t, const op& o,
-                const algo& a) const {
-    return detail::make_checked_call(self().rank(), self().size(), c, root, count, in, out, t, o, a);
+  // The buffer-length checks of each builder below run on every call; the rest, derived
+  // from the request alone, when it is checked (not when it repeats the last call).
+  static request_of_call make(collective c, int root, std::uint64_t count, const void* in, void* out, datatype t,
+                              const op& o, const algo& a) {
+    return {c, root, count, in, out, t, &o, &a};
+  }
+  prepared checked(const request_of_call& r) const {
+    return detail::make_checked_call(self().rank(), self().size(), r.coll, r.root, r.count, r.in, r.out, r.type,
+                                     *r.reduction, *r.choice);
   }
   template <class I, class O>
   prepared make_v(collective c, int root, counts_view counts, counts_view displs, const I& in, O&& out, datatype t,
@@ -366,62 +399,62 @@ class collectives {
                                       data_of(out), size_of(out), t, o, a);
   }
 
-  prepared barrier_call(const algo& a) const {
+  request_of_call barrier_call(const algo& a) const {
     return make(collective::barrier, 0, 0, nullptr, nullptr, datatype_of<std::byte>(), ops::sum, a);
   }
   template <class R>
-  prepared bcast_call(R&& buf, int root, const algo& a) const {
+  request_of_call bcast_call(R&& buf, int root, const algo& a) const {
     return make(collective::bcast, root, size_of(buf), nullptr, data_of(buf), type_of<R>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared reduce_call(const I& in, O&& out, const op& o, int root, const algo& a) const {
+  request_of_call reduce_call(const I& in, O&& out, const op& o, int root, const algo& a) const {
     if (self().rank() == root) expect(collective::reduce, "out", size_of(out), size_of(in));
     return make(collective::reduce, root, size_of(in), data_of(in), data_of(out), type_of<I>(), o, a);
   }
   // allreduce, scan, exscan: `out` as long as `in`.
   template <class I, class O>
-  prepared elementwise_call(collective c, const I& in, O&& out, const op& o, const algo& a) const {
+  request_of_call elementwise_call(collective c, const I& in, O&& out, const op& o, const algo& a) const {
     expect(c, "out", size_of(out), size_of(in));
     return make(c, 0, size_of(in), data_of(in), data_of(out), type_of<I>(), o, a);
   }
   template <class I, class O>
-  prepared allreduce_call(const I& in, O&& out, const op& o, const algo& a) const {
+  request_of_call allreduce_call(const I& in, O&& out, const op& o, const algo& a) const {
     return elementwise_call(collective::allreduce, in, out, o, a);
   }
   template <class R>
-  prepared allreduce_call(R&& inout, const op& o, const algo& a) const {
+  request_of_call allreduce_call(R&& inout, const op& o, const algo& a) const {
     return make(collective::allreduce, 0, size_of(inout), data_of(inout), data_of(inout), type_of<R>(), o, a);
   }
   template <class I, class O>
-  prepared scan_call(const I& in, O&& out, const op& o, const algo& a) const {
+  request_of_call scan_call(const I& in, O&& out, const op& o, const algo& a) const {
     return elementwise_call(collective::scan, in, out, o, a);
   }
   template <class I, class O>
-  prepared exscan_call(const I& in, O&& out, const op& o, const algo& a) const {
+  request_of_call exscan_call(const I& in, O&& out, const op& o, const algo& a) const {
     return elementwise_call(collective::exscan, in, out, o, a);
   }
   template <class I, class O>
-  prepared allgather_call(const I& in, O&& out, const algo& a) const {
+  request_of_call allgather_call(const I& in, O&& out, const algo& a) const {
     expect(collective::allgather, "out", size_of(out), size_of(in) * self().size());
     return make(collective::allgather, 0, size_of(in), data_of(in), data_of(out), type_of<I>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared reduce_scatter_block_call(const I& in, O&& out, const op& o, const algo& a) const {
+  request_of_call reduce_scatter_block_call(const I& in, O&& out, const op& o, const algo& a) const {
     expect(collective::reduce_scatter_block, "in", size_of(in), size_of(out) * self().size());
     return make(collective::reduce_scatter_block, 0, size_of(out), data_of(in), data_of(out), type_of<I>(), o, a);
   }
   template <class I, class O>
-  prepared scatter_call(const I& in, O&& out, int root, const algo& a) const {
+  request_of_call scatter_call(const I& in, O&& out, int root, const algo& a) const {
     if (self().rank() == root) expect(collective::scatter, "in", size_of(in), size_of(out) * self().size());
     return make(collective::scatter, root, size_of(out), data_of(in), data_of(out), type_of<O>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared gather_call(const I& in, O&& out, int root, const algo& a) const {
+  request_of_call gather_call(const I& in, O&& out, int root, const algo& a) const {
     if (self().rank() == root) expect(collective::gather, "out", size_of(out), size_of(in) * self().size());
     return make(collective::gather, root, size_of(in), data_of(in), data_of(out), type_of<I>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared alltoall_call(const I& in, O&& out, const algo& a) const {
+  request_of_call alltoall_call(const I& in, O&& out, const algo& a) const {
     expect(collective::alltoall, "out", size_of(out), size_of(in));
     if (size_of(in) % static_cast<std::uint64_t>(self().size()) != 0)
       throw usage_error(self().rank(), "alltoall", "input length is not a multiple of p");

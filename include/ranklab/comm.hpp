@@ -70,6 +70,9 @@ class comm : public collectives<comm, request> {
   // The persistent form: checks the call and prepares it once (persistent_request::start
   // runs it). The buffers must stay valid, and unchanged in size, while it lives.
   [[nodiscard]] persistent_request init_collective(const call& c, const void* in, void* out);
+  // The typed surface's shortcut (ranklab/collectives.hpp): runs the call and returns true
+  // if it repeats the last blocking call on the same buffers; returns false otherwise.
+  bool repeat_collective(const detail::call_request& r);
   // Runs a schedule on the thread executor (for custom or hand-built schedules).
   void execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction = ops::sum);
   // The algorithm the last collective call used and why (for --explain and logs).

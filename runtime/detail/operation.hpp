@@ -51,6 +51,7 @@ struct operation {
   bool by_descriptor = false;
   bool received = false;
   bool fence_arrived = false;
+  bool fence_left = false;           // passed the round's fence (and woke its sleepers)
   std::uint64_t fence_number = 0;    // of the fence met last, counted per call slot
   std::uint64_t fence_target = 0;    // counter fence: the counter value that lets us pass
   int fence_waits_for = every_rank;  // of the fence met last: round::waits_for
@@ -72,7 +73,7 @@ struct operation {
   int p2p_to = no_rank, p2p_from = no_rank;
   std::uint64_t p2p_capacity = 0;
 
-  void reset_round() { pre_done = posted = by_descriptor = received = fence_arrived = false; }
+  void reset_round() { pre_done = posted = by_descriptor = received = fence_arrived = fence_left = false; }
   // Rewinds the operation to its first round (a new call of the same preparation).
   void rewind() {
     started = complete = false;

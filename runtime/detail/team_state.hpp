@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "detail/aligned_buffer.hpp"
+#include "detail/process_barrier.hpp"
 #include "fibers/fiber_scheduler.hpp"
 #include "mailbox/futex.hpp"
 #include "mailbox/mailbox.hpp"
@@ -155,36 +156,48 @@ struct team_state {
     return b ? *b : create_box(slot);
   }
 
-  // How the caller made visible what a sleeper waits for, before ringing. A sleeper
-  // announces itself (`sleeping`), fences, then checks once more, so the ringer needs a
-  // StoreLoad barrier between publishing and reading `sleeping`, or both could miss each
-  // other. A seq_cst store or read-modify-write is that barrier already (and cheaper than a
-  // fence after a release store).
-  enum class published { by_release_store, by_seq_cst_operation };
-
-  // Wakes `rank` if it sleeps. Call after publishing what it waits for.
-  void ring(int rank, published how = published::by_release_store) {
-    if (how == published::by_release_store) std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Wakes `rank` if it sleeps. Call after publishing (by any store) what it waits for.
+  void ring(int rank) {
+    publisher_barrier();
     rank_slot& s = slots[rank];
-    if (s.sleeping.load(std::memory_order_seq_cst)) wake(s);
+    if (s.sleeping.load(std::memory_order_relaxed)) wake(s);
   }
 
-  // Wakes every sleeping rank (after the last arrival at a fence).
+  // Wakes every sleeping rank (after passing a fence).
   void ring_all() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    publisher_barrier();
     for (int r = 0; r < p; ++r)
       if (slots[r].sleeping.load(std::memory_order_relaxed)) wake(slots[r]);
+  }
+
+  // The two halves of the sleep/wake StoreLoad barrier (detail/process_barrier.hpp): a
+  // publisher's, between what it published and its look at `sleeping`, and a sleeper's,
+  // between announcing itself and its last look at what it waits for. Threads put the
+  // cost on the sleeper (membarrier); fibers park and unpark in tens of nanoseconds, so
+  // there each side pays a full fence.
+  void publisher_barrier() const {
+    if (asymmetric_barrier_)
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    else
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+  void sleeper_barrier() const {
+    if (asymmetric_barrier_)
+      process_barrier();
+    else
+      std::atomic_thread_fence(std::memory_order_seq_cst);
   }
 
   // Waits until ready() holds: spins, then yields, then sleeps on the rank's doorbell (a
   // fiber yields to the other ranks of its worker, then parks until rung).
   // ready() may do work (advance operations); blocked_on() says what the rank waits for,
   // asked when it goes to sleep (for deadlock reports). Throws when the team fails
-  // (another rank's error, a deadlock, a mismatch) meanwhile.
+  // (another rank's error, a deadlock, a mismatch) meanwhile. `spun`: polls the caller
+  // has made already, counted against the spin stage.
   template <class Ready, class BlockedOn>
-  void wait(int me, Ready&& ready, BlockedOn&& blocked_on, const char* operation) {
+  void wait(int me, Ready&& ready, BlockedOn&& blocked_on, const char* operation, int spun = 0) {
     if (ready()) return;
-    for (int i = 0; i < spin_limit; ++i) {
+    for (int i = spun; i < spin_limit; ++i) {
       cpu_relax();
       if (ready()) return;
       if ((i & 63) == 63 && failed.load(std::memory_order_relaxed)) throw_failure(me, operation);
@@ -202,6 +215,7 @@ struct team_state {
   // awaited rank off the worker.
   void use_fibers(fiber_scheduler* s) {
     fibers = s;
+    asymmetric_barrier_ = !s && process_barrier_available();
     spin_limit = s ? 0 : thread_spin_limit_;
     yield_limit = s ? (options.yields >= 0 ? options.yields : 1) : thread_yield_limit_;
   }
@@ -298,7 +312,7 @@ struct team_state {
       const auto [why, peer] = blocked_on();
       s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
       s.waiting_peer.store(peer, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      sleeper_barrier();
       const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
       const std::uint64_t epoch = fibers ? fibers->wake_epoch(me) : 0;
       if (ready()) return;
@@ -322,7 +336,7 @@ struct team_state {
   void doze(int rank, std::chrono::nanoseconds timeout, Ready&& ready) {
     rank_slot& s = slots[rank];
     s.sleeping.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    sleeper_barrier();
     const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
     if (!ready()) futex_wait(s.doorbell, bell, timeout);
     s.sleeping.fetch_sub(1, std::memory_order_relaxed);
@@ -343,6 +357,9 @@ struct team_state {
 
   std::atomic<std::uint64_t> logical_ns_{0};
   int thread_spin_limit_ = 0, thread_yield_limit_ = 0;
+  // Whether ring and sleep share the StoreLoad barrier asymmetrically (threads, with
+  // membarrier) or each pays a full fence (fibers; kernels without membarrier).
+  bool asymmetric_barrier_ = false;
   std::mutex detector_mutex_;
   std::uint64_t detector_progress_ = 0;
   std::chrono::steady_clock::time_point detector_since_{};

@@ -4,6 +4,8 @@
 #include "executors/schedule_cache.hpp"
 
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include "detail/comm_state.hpp"
 #include "ranklab/errors.hpp"
@@ -44,12 +46,39 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
 
 }  // namespace
 
+namespace {
+
+// A byte loop: the names are a few characters, shorter than a call into memcmp.
+bool same_text(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+bool same_values(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+}  // namespace
+
+// Both run before every repeated call, so the cheap scalar comparisons come first.
+bool matches(const cached_schedule& e, collective coll, int root, std::uint64_t count, const datatype& type,
+             const op& reduction, const algo& choice) {
+  const call& k = e.key_call;
+  return k.args.coll == coll && k.args.count == count && k.args.root == root &&
+         k.args.commutative == reduction.commutative && k.args.params == choice.params && k.type == type &&
+         k.reduction.kind == reduction.kind && k.reduction.function == reduction.function &&
+         same_text(e.requested, choice.name) && k.args.counts.empty() && k.args.displs.empty();
+}
+
 bool matches(const cached_schedule& e, const call& c) {
   const call& k = e.key_call;
-  return k.args.coll == c.args.coll && k.args.root == c.args.root && k.args.count == c.args.count &&
+  return k.args.coll == c.args.coll && k.args.count == c.args.count && k.args.root == c.args.root &&
          k.args.commutative == c.args.commutative && k.args.params == c.args.params && k.type == c.type &&
          k.reduction.kind == c.reduction.kind && k.reduction.function == c.reduction.function &&
-         e.requested == c.choice.name && k.args.counts == c.args.counts && k.args.displs == c.args.displs;
+         same_text(e.requested, c.choice.name) && same_values(k.args.counts, c.args.counts) &&
+         same_values(k.args.displs, c.args.displs);
 }
 
 namespace {

@@ -167,10 +167,9 @@ void check_fence_partner(engine& e, const operation& op) {
 // flags (each rank's fence line of j's parity shows j) in small teams, by the slot's
 // counter reaching j * p in large ones. The rank that completes a fence wakes any that
 // sleep.
-// Whether rank `rank`'s fence line shows that it has met fence `number` of call slot `slot`
-// (seq_cst: see arrive_at_fence).
+// Whether rank `rank`'s fence line shows that it has met fence `number` of call slot `slot`.
 bool has_met(const engine& e, int rank, std::size_t slot, std::uint64_t number) {
-  return e.t.slots[rank].fence_lines[slot][number % 2].met.load(std::memory_order_seq_cst) >= number;
+  return e.t.slots[rank].fence_lines[slot][number % 2].met.load(std::memory_order_acquire) >= number;
 }
 
 bool fence_passed(engine& e, operation& op) {
@@ -204,10 +203,6 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
   op.fence_next_seen = 0;
   op.fence_number = mine;
   op.fence_waits_for = rd.waits_for;
-  // Who waits for this rank in particular is up to the other ranks' schedules: with a
-  // payload (where fences may wait for one rank) every arrival wakes the sleepers, otherwise
-  // the last one to arrive does.
-  const bool wake_all = op.plan->payload_buffer() != no_buffer;
   if (e.t.p <= flag_fence_ranks) {
     // The call's signature next to the count, for the neighbour's check; the count's store
     // below publishes it, and the payload the pre steps wrote. Written once per call and
@@ -216,17 +211,31 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
         line.signature.load(std::memory_order_relaxed) != op.tag.signature)
       write_for_call(line, op.tag.call,
                      [&](rank_slot::fence_line& l) { l.signature.store(op.tag.signature, std::memory_order_relaxed); });
-    // seq_cst store, then seq_cst loads in fence_passed: of two ranks arriving together, at
-    // least one sees the other's flag (the last to arrive sees all and wakes the sleepers).
-    met.store(mine, std::memory_order_seq_cst);
-    if (wake_all || fence_passed(e, op)) e.t.ring_all();
+    // A release store, not a seq_cst one: a seq_cst store waits until the line is ours
+    // again, a crossing's time on every fence. Two ranks arriving together may then both
+    // miss each other's flag for a moment; each sees it while it waits, and every rank
+    // wakes the sleepers once it has passed the fence (leave_fence), so no sleeper depends
+    // on who arrived last.
+    met.store(mine, std::memory_order_release);
     return;
   }
+  // Who waits for this rank in particular is up to the other ranks' schedules: with a
+  // payload (where fences may wait for one rank) every arrival wakes the sleepers, otherwise
+  // the last one to arrive does (the counter's read-modify-write orders the arrivals).
+  const bool wake_all = op.plan->payload_buffer() != no_buffer;
   // Release: a rank waiting for this one alone reads the line, not the counter.
   met.store(mine, std::memory_order_release);
   op.fence_target = mine * static_cast<std::uint64_t>(e.t.p);
   if (e.t.fences[slot].arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == op.fence_target || wake_all)
     e.t.ring_all();
+}
+
+// Once past a fence: checks the partner's call, and in a flag-fence team wakes the ranks
+// asleep at it (each sleeper missed some rank's flag, and that rank, having stored its
+// flag before it looks at `sleeping`, sees the sleeper: team_state::ring).
+void leave_fence(engine& e, operation& op) {
+  check_fence_partner(e, op);
+  if (e.t.p <= flag_fence_ranks) e.t.ring_all();
 }
 
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
@@ -343,8 +352,11 @@ bool advance(engine& e, operation& op) {
         arrive_at_fence(e, op, *rd);
         op.fence_arrived = moved = true;
       }
-      if (!fence_passed(e, op)) return moved;
-      check_fence_partner(e, op);
+      if (!op.fence_left) {
+        if (!fence_passed(e, op)) return moved;
+        leave_fence(e, op);
+        op.fence_left = true;
+      }
     }
     if (to != no_rank && !op.posted) {
       std::uint64_t bytes = 0;
@@ -454,17 +466,39 @@ void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
   for (operation* op : cs.active) abandon(t, me, *op);
 }
 
+namespace {
+
+// The first stage of waiting when `op` is all there is to advance (no requests outstanding,
+// no progress thread): polls it directly, without the progress pass's bookkeeping, for the
+// spin stage of team_state::wait. Returns the polls made; op.complete says whether that
+// was enough.
+int spin_alone(engine& e, operation& op) {
+  if (e.cs.threaded || !e.cs.active.empty()) return 0;
+  advance(e, op);
+  int polls = 0;
+  while (!op.complete && polls < e.t.spin_limit) {
+    cpu_relax();
+    advance(e, op);
+    if ((++polls & 63) == 0) e.t.check_failure(e.me, op.name);
+  }
+  return polls;
+}
+
+}  // namespace
+
 void wait_for(engine& e, operation& op) {
   try {
-    e.t.wait(
-        e.me,
-        [&] {
-          return locked(e.cs, [&] {
-            progress_all(e, &op);
-            return op.complete;
-          });
-        },
-        [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name);
+    const int spun = spin_alone(e, op);
+    if (!op.complete)
+      e.t.wait(
+          e.me,
+          [&] {
+            return locked(e.cs, [&] {
+              progress_all(e, &op);
+              return op.complete;
+            });
+          },
+          [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name, spun);
   } catch (...) {
     // A call that fails once its messages are out leaves its peers unable to finish: the
     // team fails with this exception *before* we withdraw anything, so that a peer meeting

@@ -203,8 +203,8 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
     e.t.ring(from);
     return true;
   }
-  box.consumed.store(last, std::memory_order_seq_cst);
-  e.t.ring(from, team_state::published::by_seq_cst_operation);
+  box.consumed.store(last, std::memory_order_release);
+  e.t.ring(from);
   return true;
 }
 
