@@ -469,27 +469,27 @@ void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
 namespace {
 
 // The first stage of waiting when `op` is all there is to advance (no requests outstanding,
-// no progress thread): polls it directly, without the progress pass's bookkeeping, for the
-// spin stage of team_state::wait. Returns the polls made; op.complete says whether that
-// was enough.
-int spin_alone(engine& e, operation& op) {
-  if (e.cs.threaded || !e.cs.active.empty()) return 0;
+// no progress thread, which would share `op` under the comm's lock): polls it directly,
+// without the progress pass's bookkeeping, for the spin stage of team_state::wait. Returns
+// whether that completed it; `polls` counts the polls made.
+bool spin_alone(engine& e, operation& op, int& polls) {
+  polls = 0;
+  if (e.cs.threaded || !e.cs.active.empty()) return false;
   advance(e, op);
-  int polls = 0;
   while (!op.complete && polls < e.t.spin_limit) {
     cpu_relax();
     advance(e, op);
     if ((++polls & 63) == 0) e.t.check_failure(e.me, op.name);
   }
-  return polls;
+  return op.complete;
 }
 
 }  // namespace
 
 void wait_for(engine& e, operation& op) {
   try {
-    const int spun = spin_alone(e, op);
-    if (!op.complete)
+    int spun = 0;
+    if (!spin_alone(e, op, spun))
       e.t.wait(
           e.me,
           [&] {
