@@ -4,6 +4,12 @@
 by side):
 
     scripts/floor_targets.py bench-results/2026-11-24-floor-p2.json [--p 2]
+    scripts/floor_targets.py run1.json run2.json run3.json      # medians over runs
+
+Several runs (each with every implementation side by side) are combined per row by the
+median over the runs of each implementation's figure, and of the floors: this machine's
+cache-line round trip switches between states that differ 3-5x within minutes, so a single
+run can time ranklab in one state and a rival in another.
 
 Targets, per collective at p ranks (one rank per core):
   * 8 B (barrier: 0 B): auto at most 0.5 x the fastest of Open MPI, MPICH and OpenMP, and
@@ -24,29 +30,43 @@ from collections import defaultdict
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("json_file")
+    ap.add_argument("json_files", nargs="+")
     ap.add_argument("--p", type=int, default=2)
     args = ap.parse_args()
-    doc = json.load(open(args.json_file))
-    machine = doc.get("machine", {})
-    round_trip_us = float(machine.get("cache_line_round_trip_ns", "nan")) / 1000.0
+    docs = [json.load(open(f)) for f in args.json_files]
+    machines = [d.get("machine", {}) for d in docs]
+    machine = machines[0]
+
+    def median_of(values):
+        values = sorted(v for v in values if v is not None)
+        if not values:
+            return None
+        n = len(values)
+        return values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+
     def floor_us(key):
-        v = machine.get(key)
-        return float(v) / 1000.0 if v is not None else None
+        v = median_of([float(m[key]) for m in machines if m.get(key) is not None])
+        return v / 1000.0 if v is not None else None
+    round_trip_us = floor_us("cache_line_round_trip_ns") or float("nan")
     exchange = {8: floor_us("flag_exchange_ns"), 1024: floor_us("flag_exchange_1KiB_ns")}
     symmetric = {"barrier", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
                  "reduce_scatter_block"}
-    auto, others = {}, defaultdict(dict)
-    for r in doc["rows"]:
-        if r.get("status") != "ok" or int(r["p"]) != args.p:
-            continue
-        key = (r["coll"], int(r["bytes"]))
-        t = float(r["usec"]["median"]) if isinstance(r.get("usec"), dict) else float(r["usec_median"])
-        if r["impl"] == "ranklab" and r["algo"] == "auto":
-            auto[key] = (t, r.get("selected", ""))
-        elif r["impl"] in ("openmpi", "mpich", "openmp"):
-            others[key][r["impl"]] = t
-    print(f"load average {machine.get('load_average_before', '?')} -> {machine.get('load_average', '?')}; "
+    auto_runs, other_runs, picks = defaultdict(list), defaultdict(lambda: defaultdict(list)), {}
+    for doc in docs:
+        for r in doc["rows"]:
+            if r.get("status") != "ok" or int(r["p"]) != args.p:
+                continue
+            key = (r["coll"], int(r["bytes"]))
+            t = float(r["usec"]["median"]) if isinstance(r.get("usec"), dict) else float(r["usec_median"])
+            if r["impl"] == "ranklab" and r["algo"] == "auto":
+                auto_runs[key].append(t)
+                picks[key] = r.get("selected", "")
+            elif r["impl"] in ("openmpi", "mpich", "openmp"):
+                other_runs[key][r["impl"]].append(t)
+    auto = {k: (median_of(v), picks[k]) for k, v in auto_runs.items()}
+    others = {k: {impl: median_of(v) for impl, v in d.items()} for k, d in other_runs.items()}
+    loads = "; ".join(f"{m.get('load_average_before', '?')} -> {m.get('load_average', '?')}" for m in machines)
+    print(f"{len(docs)} run(s); load average {loads}; "
           f"cache-line round trip {round_trip_us * 1000:.0f} ns; flag exchange "
           + ", ".join(f"{k} B: {v * 1000:.0f} ns" for k, v in exchange.items() if v is not None))
     print(f"{'coll':22} {'bytes':>8} {'auto us':>9} {'ompi':>8} {'mpich':>8} {'openmp':>8} "
