@@ -181,6 +181,7 @@ struct team_state {
     else
       std::atomic_thread_fence(std::memory_order_seq_cst);
   }
+  bool asymmetric_barrier() const { return asymmetric_barrier_; }
   void sleeper_barrier() const {
     if (asymmetric_barrier_)
       process_barrier();

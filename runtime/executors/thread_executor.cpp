@@ -203,6 +203,10 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
   op.fence_next_seen = 0;
   op.fence_number = mine;
   op.fence_waits_for = rd.waits_for;
+  // Who waits for this rank in particular is up to the other ranks' schedules: with a
+  // payload (where fences may wait for one rank) every arrival wakes the sleepers, otherwise
+  // the last one to arrive does.
+  const bool wake_all = op.plan->payload_buffer() != no_buffer;
   if (e.t.p <= flag_fence_ranks) {
     // The call's signature next to the count, for the neighbour's check; the count's store
     // below publishes it, and the payload the pre steps wrote. Written once per call and
@@ -211,18 +215,18 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
         line.signature.load(std::memory_order_relaxed) != op.tag.signature)
       write_for_call(line, op.tag.call,
                      [&](rank_slot::fence_line& l) { l.signature.store(op.tag.signature, std::memory_order_relaxed); });
-    // A release store, not a seq_cst one: a seq_cst store waits until the line is ours
-    // again, a crossing's time on every fence. Two ranks arriving together may then both
-    // miss each other's flag for a moment; each sees it while it waits, and every rank
-    // wakes the sleepers once it has passed the fence (leave_fence), so no sleeper depends
-    // on who arrived last.
     met.store(mine, std::memory_order_release);
+    // With a full barrier after the flag (fibers), of two ranks arriving together at least
+    // one sees the other's flag, so the last arrival finds the fence passed and rings. With
+    // the asymmetric barrier (threads) the flag's store does not wait for its cache line, a
+    // crossing's time saved on every fence, but two arrivals may both miss each other for a
+    // moment: there every rank rings once it has passed the fence instead (leave_fence).
+    if (!e.t.asymmetric_barrier()) {
+      e.t.publisher_barrier();
+      if (wake_all || fence_passed(e, op)) e.t.ring_all();
+    }
     return;
   }
-  // Who waits for this rank in particular is up to the other ranks' schedules: with a
-  // payload (where fences may wait for one rank) every arrival wakes the sleepers, otherwise
-  // the last one to arrive does (the counter's read-modify-write orders the arrivals).
-  const bool wake_all = op.plan->payload_buffer() != no_buffer;
   // Release: a rank waiting for this one alone reads the line, not the counter.
   met.store(mine, std::memory_order_release);
   op.fence_target = mine * static_cast<std::uint64_t>(e.t.p);
@@ -230,12 +234,12 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
     e.t.ring_all();
 }
 
-// Once past a fence: checks the partner's call, and in a flag-fence team wakes the ranks
-// asleep at it (each sleeper missed some rank's flag, and that rank, having stored its
-// flag before it looks at `sleeping`, sees the sleeper: team_state::ring).
+// Once past a fence: checks the partner's call, and in a flag-fence team of threads wakes
+// the ranks asleep at it (see arrive_at_fence: each sleeper missed some rank's flag, and
+// that rank, having stored its flag before it looks at `sleeping`, sees the sleeper).
 void leave_fence(engine& e, operation& op) {
   check_fence_partner(e, op);
-  if (e.t.p <= flag_fence_ranks) e.t.ring_all();
+  if (e.t.p <= flag_fence_ranks && e.t.asymmetric_barrier()) e.t.ring_all();
 }
 
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
