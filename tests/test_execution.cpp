@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <numeric>
@@ -343,5 +345,64 @@ TEST_SUITE("execution") {
     CAPTURE(r.err);
     CHECK_FALSE(r.exited_cleanly());
     CHECK(contains(r.err, "rank 3 overflowed its fiber stack of 64 KiB"));
+  }
+  // Threads that sleep at once on every wait, so that every message, fence and release
+  // goes through the sleep/wake protocol: with the asymmetric barrier (membarrier on the
+  // sleeper's side, none on the publisher's) and, in a child process (the choice is made
+  // once per process), with full fences on both sides. A lost wake-up would not hang (the
+  // futex wait times out and looks again) but each one costs a timeout; the results are
+  // what is checked here, for both protocols, with flag fences (p <= 8) and the counter (9).
+  TEST_CASE("sleep and wake: collectives stay correct when every wait sleeps at once, with either barrier protocol") {
+    auto play = [] {
+      std::string problems;
+      for (int p : {2, 3, 5, 8, 9}) {
+        team_options o = mode(execution_mode::threads);
+        o.spin_polls = 0;
+        o.yields = 0;
+        std::vector<std::string> bad(p);
+        run(
+            p,
+            [&](comm& c) {
+              const int r = c.rank();
+              for (int i = 0; i < 20; ++i) {
+                for (const char* a : {"counter", "dissemination"}) c.barrier({a});
+                std::vector<int> in(3, r + i), out(3);
+                for (const char* a : {"slots", "recursive_doubling"}) {
+                  c.allreduce(in, out, ops::sum, {a});
+                  if (out[0] != p * (p - 1) / 2 + p * i) bad[r] += std::string("allreduce ") + a + "; ";
+                }
+                const int root = i % p;
+                for (const char* a : {"slots", "binomial"}) {
+                  std::vector<int> v(4, r == root ? 1000 + i : -1);
+                  c.bcast(v, root, {a});
+                  if (v[3] != 1000 + i) bad[r] += std::string("bcast ") + a + "; ";
+                  std::vector<int> all(r == root ? p : 0);
+                  c.gather(std::vector<int>{r * i}, all, root, {a});
+                  for (int k = 0; r == root && k < p; ++k)
+                    if (all[k] != k * i) bad[r] += std::string("gather ") + a + "; ";
+                }
+                std::vector<int> got(1, -1);
+                c.sendrecv((r + 1) % p, std::vector<int>{r}, (r + p - 1) % p, got);
+                if (got[0] != (r + p - 1) % p) bad[r] += "sendrecv; ";
+              }
+            },
+            o);
+        for (int r = 0; r < p; ++r)
+          if (!bad[r].empty()) problems += "p " + std::to_string(p) + " rank " + std::to_string(r) + ": " + bad[r];
+      }
+      return problems;
+    };
+    const std::string here = play();
+    CHECK_MESSAGE(here.empty(), here);
+    const testing::child_result full_fences = testing::run_in_child([&] {
+      setenv("RANKLAB_ASYMMETRIC_FENCES", "0", 1);
+      const std::string there = play();
+      if (!there.empty()) {
+        std::fputs(there.c_str(), stderr);
+        std::_Exit(1);
+      }
+    });
+    CAPTURE(full_fences.err);
+    CHECK(full_fences.exited_cleanly());
   }
 }
