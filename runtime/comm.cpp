@@ -93,9 +93,13 @@ void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> en
 // call depends on nothing else. (The cache key leaves the context out: a schedule does not
 // depend on it, but the prepared operation reduces with it. Two make_op operators from
 // lambdas of one type share the function and differ only there.)
-bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
+// The part of that test that is not the cache key (which detail::matches compares).
+bool prepared_for(const comm_state& cs, const void* in, const void* out, const op& reduction) {
   return cs.prepared && cs.prepared_in == in && cs.prepared_out == out &&
-         cs.blocking.combine_op.context == c.reduction.context && detail::matches(*cs.prepared, c);
+         cs.blocking.combine_op.context == reduction.context;
+}
+bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
+  return prepared_for(cs, in, out, c.reduction) && detail::matches(*cs.prepared, c);
 }
 
 // Runs the blocking operation as prepared.
@@ -241,8 +245,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
 bool comm::repeat_collective(const detail::call_request& r) {
   if (!team_) return false;
   const comm_state& cs = *state_;
-  if (!cs.prepared || cs.prepared_in != r.in || cs.prepared_out != r.out ||
-      cs.blocking.combine_op.context != r.reduction->context ||
+  if (!prepared_for(cs, r.in, r.out, *r.reduction) ||
       !detail::matches(*cs.prepared, r.coll, r.root, r.count, r.type, *r.reduction, *r.choice))
     return false;
   run_again(*team_, *state_, rank_);

@@ -36,7 +36,7 @@ team_state::team_state(int p_, team_options o)
   yield_limit = o.yields >= 0 ? o.yields : oversubscribed ? 2000 : 64;
   thread_spin_limit_ = spin_limit;
   thread_yield_limit_ = yield_limit;
-  asymmetric_barrier_ = process_barrier_available();
+  use_fibers(nullptr);  // threads until run() says otherwise
 }
 
 team_state::~team_state() {

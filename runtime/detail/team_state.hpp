@@ -163,7 +163,7 @@ struct team_state {
     if (s.sleeping.load(std::memory_order_relaxed)) wake(s);
   }
 
-  // Wakes every sleeping rank (after passing a fence).
+  // Wakes every sleeping rank (at a fence: see arrive_at_fence).
   void ring_all() {
     publisher_barrier();
     for (int r = 0; r < p; ++r)

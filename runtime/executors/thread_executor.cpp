@@ -165,8 +165,7 @@ void check_fence_partner(engine& e, const operation& op) {
 // A fence (schedule::fence). Every rank meets the same fences of a call slot in the same
 // order, so the j-th fence of a slot is passed once every rank has met j fences there: by
 // flags (each rank's fence line of j's parity shows j) in small teams, by the slot's
-// counter reaching j * p in large ones. The rank that completes a fence wakes any that
-// sleep.
+// counter reaching j * p in large ones. Who wakes the sleepers: see arrive_at_fence.
 // Whether rank `rank`'s fence line shows that it has met fence `number` of call slot `slot`.
 bool has_met(const engine& e, int rank, std::size_t slot, std::uint64_t number) {
   return e.t.slots[rank].fence_lines[slot][number % 2].met.load(std::memory_order_acquire) >= number;

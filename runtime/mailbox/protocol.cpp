@@ -199,9 +199,6 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
       queue.pop(payload.data(), h.chunks);
     else
       queue.pop();
-    box.consumed.store(last, std::memory_order_release);
-    e.t.ring(from);
-    return true;
   }
   box.consumed.store(last, std::memory_order_release);
   e.t.ring(from);
