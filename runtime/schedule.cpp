@@ -83,6 +83,8 @@ void schedule::remote(int rank, region src, region dst, combine how) {
   if (rank < 0 || rank >= p_)
     throw usage_error(rank_, "schedule", fmt::format("remote step from rank {} outside 0..{}", rank, p_ - 1));
   reads_remote_ = true;
+  // A payload declared later cannot make this a payload read: conservative.
+  if (payload_ == no_buffer || src.buffer != payload_) touches_remote_buffers_ = true;
   local(src, dst, how, rank);
 }
 
@@ -109,7 +111,7 @@ void schedule::fence_for(int waits_for) {
 void schedule::push(int rank, region src, region dst, combine how) {
   if (rank < 0 || rank >= p_)
     throw usage_error(rank_, "schedule", fmt::format("push to rank {} outside 0..{}", rank, p_ - 1));
-  reads_remote_ = true;  // touches another rank's buffers: the executors treat it like a read
+  reads_remote_ = touches_remote_buffers_ = true;  // the executors treat it like a read
   local(src, dst, how, no_rank, rank);
 }
 

@@ -794,6 +794,32 @@ TEST_CASE("slots: the verifier reports schedules that break the payload rules") 
       CHECK(has_problem(r, "writes its fence payload after the fence"));
     }
   }
+  SUBCASE("a payload schedule that also reads or writes another rank's buffers themselves") {
+    // The thread executor publishes no buffers for fence-payload calls (their readers find
+    // everything in the payloads), so a direct read or push beside a payload is refused.
+    for (bool push : {false, true}) {
+      const verify_report r = verify(neighbour_exchange(p, n, [&](schedule& s, int rank, buffer_id) {
+        if (rank != 1) return;
+        if (push)
+          s.push(2, in, out);
+        else
+          s.remote(0, in, out);
+      }));
+      INFO("push: ", push, ": ", problems_of(r));
+      CHECK_FALSE(r.ok);
+      CHECK(has_problem(r, "reads or writes another rank's buffers directly"));
+    }
+    schedule plain(0, 2, n, n);
+    plain.remote(1, in, out);
+    CHECK(plain.touches_remote_buffers());
+    schedule payload_only(0, 2, n, n);
+    const buffer_id payload = payload_only.fence_payload(n);
+    payload_only.copy(in, region{payload, 0, n});
+    payload_only.fence();
+    payload_only.remote(1, region{payload, 0, n}, out);
+    CHECK(payload_only.reads_remote());
+    CHECK_FALSE(payload_only.touches_remote_buffers());
+  }
   SUBCASE("a payload with two fences, or none") {
     const verify_report two = verify(neighbour_exchange(p, n, [&](schedule& s, int, buffer_id) { s.fence(); }));
     CHECK_FALSE(two.ok);

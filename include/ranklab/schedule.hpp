@@ -136,6 +136,10 @@ class schedule {
   std::span<const local_step> post_steps(const round& r) const;
   std::span<const local_step> prologue() const;
   bool reads_remote() const { return reads_remote_; }
+  // Whether a step reads or writes another rank's buffers themselves (remote steps from
+  // anything but the fence payload, and pushes): only then must the others keep theirs
+  // published and wait for this rank's reads before they unwind. Payloads live in the team.
+  bool touches_remote_buffers() const { return touches_remote_buffers_; }
   buffer_id payload_buffer() const { return payload_; }  // no_buffer: none
   bool payload_wide() const { return payload_wide_; }
   std::uint64_t send_count(const round& r) const;  // elements in the round's message
@@ -161,6 +165,7 @@ class schedule {
   std::vector<local_step> steps_;
   std::uint32_t prologue_end_ = 0;
   bool reads_remote_ = false;
+  bool touches_remote_buffers_ = false;
   buffer_id payload_ = no_buffer;
   bool payload_wide_ = false;
 };

@@ -19,7 +19,10 @@
 
 namespace ranklab::detail {
 
-struct comm_state {
+// Aligned to a cache line (and so allocated on lines of its own): every call reads it,
+// and a neighbour on the heap that another thread writes, such as a small user buffer
+// another rank receives into, would cost this rank a miss per call.
+struct alignas(64) comm_state {
   std::uint32_t calls = 0;             // collective calls started
   operation blocking;                  // reused by every blocking call
   std::vector<operation*> active;      // outstanding nonblocking operations, by call

@@ -109,7 +109,7 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
       if (flag) flag->store(false, std::memory_order_release);
     }
   } guard;
-  if (op.plan && op.plan->reads_remote()) {
+  if (op.plan && op.plan->touches_remote_buffers()) {
     guard.flag = &e.t.slots[e.me].reading_remote;
     guard.flag->store(true, std::memory_order_seq_cst);
   }
@@ -295,10 +295,14 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
     op.buffers.base.push_back(scratch.get() + at);
     at += (count * type.size + 63) / 64 * 64;
   }
-  // Others look at our published entry only through a fence (its partner check and the
-  // direct reads after it): a plan without fences and direct steps needs none.
-  op.publishes =
-      s.reads_remote() || std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
+  // Others look at our published entry only through a fence: for the direct reads and
+  // pushes after it (which a fence-payload plan, whose readers read payloads only, does not
+  // have: the verifier checks), and for the partner check in teams too large for flag
+  // fences (a flag fence carries the signature in its line). A plan none of that applies to
+  // needs none, and its small calls are spared the writes.
+  const bool fences = std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
+  const bool others_read_buffers = s.payload_buffer() == no_buffer || s.touches_remote_buffers();
+  op.publishes = s.touches_remote_buffers() || (fences && (others_read_buffers || s.size() > flag_fence_ranks));
   if (const buffer_id payload = s.payload_buffer(); payload != no_buffer) {
     const std::uint64_t bytes = s.buffer_count(payload) * type.size;
     const std::uint64_t room = !s.payload_wide()                      ? fence_payload_bytes

@@ -100,6 +100,10 @@ struct checker {
     const auto fences = std::count_if(rounds.begin(), rounds.end(), [](const round& rd) { return rd.fence; });
     if (fences != 1)
       fail(fmt::format("rank {}: a fence payload needs exactly one fence, the schedule has {}", s.rank(), fences));
+    // The thread executor neither publishes the buffers of a fence-payload call nor guards
+    // its reads: the others must find everything they read in the payloads.
+    if (s.touches_remote_buffers())
+      fail(fmt::format("rank {}: has a fence payload but reads or writes another rank's buffers directly", s.rank()));
     // Before the fence nobody's payload is final: the owner may still be writing it.
     auto reads_early = [&](std::span<const local_step> steps, std::size_t i) {
       for (const local_step& st : steps)
