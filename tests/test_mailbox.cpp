@@ -295,6 +295,39 @@ TEST_SUITE("mailbox") {
     }
   }
 
+  TEST_CASE("a receiver that takes nothing yet leaves the sender the express lane and the queue") {
+    // A small message that finds the express lane full waits for it only while the receiver
+    // is taking messages; here the receiver takes none until the sender has posted all of
+    // them, which fits the lane (32 lines) and the queue (128 chunks) together. Were the
+    // sender held back for the lane, it would never finish: the deadline below ends the
+    // test instead of hanging it.
+    constexpr int messages = 150;
+    std::atomic<bool> all_posted{false};
+    bool receiver_saw_all_posted = false;
+    int in_order = 0;
+    run(
+        2,
+        [&](comm& c) {
+          if (c.rank() == 0) {
+            for (int i = 0; i < messages; ++i) c.send(1, make_message(0, i, 8));
+            all_posted.store(true, std::memory_order_release);
+          } else {
+            const auto deadline = std::chrono::steady_clock::now() + 60s;
+            while (!all_posted.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline)
+              std::this_thread::sleep_for(1ms);
+            receiver_saw_all_posted = all_posted.load(std::memory_order_acquire);
+            std::vector<std::byte> in(8);
+            for (int i = 0; i < messages; ++i) {
+              c.recv(0, in);
+              in_order += is_message(in, 0, i);
+            }
+          }
+        },
+        team_options{});
+    CHECK(receiver_saw_all_posted);
+    CHECK(in_order == messages);
+  }
+
   TEST_CASE("many zero-byte messages queued to one peer") {
     constexpr int messages = 5000;
     int received = 0;

@@ -108,8 +108,9 @@ inline express_position express_locate(std::size_t at) {
 
 struct alignas(64) mailbox {
   // Sender's side (only the sender touches it).
-  std::uint32_t sent = 0;            // sequence number of the last message sent
-  std::uint32_t known_consumed = 0;  // the receiver's `consumed`, as last read
+  std::uint32_t sent = 0;                // sequence number of the last message sent
+  std::uint32_t known_consumed = 0;      // the receiver's `consumed`, as last read
+  std::uint32_t consumed_when_full = 0;  // known_consumed when the lane was last found full
   // Receiver's side: `consumed` is read by the sender only when the express lane looks full.
   alignas(64) std::atomic<std::uint32_t> consumed{0};  // sequence number of the last message taken
   express_cell cells[express_cells];
