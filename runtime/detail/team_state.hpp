@@ -90,6 +90,14 @@ struct alignas(64) rank_slot {
   // Whether this rank went on from its last fence of the slot before every rank had arrived
   // (schedule::fence_for): then its next payload there waits until they have.
   std::array<bool, 16> last_fence_partial{};
+  // The call and signature each of this rank's fence lines was last written for (owner
+  // only): an arrival looks here, not at the line, which the others poll and may have
+  // taken from this core's cache.
+  struct line_owner_copy {
+    std::uint32_t call = 0;
+    std::uint64_t signature = 0;
+  };
+  std::array<std::array<line_owner_copy, 2>, 16> fence_line_written{};
   // Set while the rank runs steps that may read other ranks' buffers.
   std::atomic<bool> reading_remote{false};
   // When the rank last polled an unfinished request (team time + 1; 0: not polling). A

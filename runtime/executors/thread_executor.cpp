@@ -210,10 +210,12 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
     // The call's signature next to the count, for the neighbour's check; the count's store
     // below publishes it, and the payload the pre steps wrote. Written once per call and
     // line (later fences of the call find it there).
-    if (line.call.load(std::memory_order_relaxed) != op.tag.call ||
-        line.signature.load(std::memory_order_relaxed) != op.tag.signature)
+    auto& written = me.fence_line_written[slot][mine % 2];
+    if (written.call != op.tag.call || written.signature != op.tag.signature) {
       write_for_call(line, op.tag.call,
                      [&](rank_slot::fence_line& l) { l.signature.store(op.tag.signature, std::memory_order_relaxed); });
+      written = {op.tag.call, op.tag.signature};
+    }
     met.store(mine, std::memory_order_release);
     // With a full barrier after the flag (fibers), of two ranks arriving together at least
     // one sees the other's flag, so the last arrival finds the fence passed and rings. With
