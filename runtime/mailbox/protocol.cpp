@@ -44,6 +44,23 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   const std::uint32_t lines = express_lines(bytes);
   if (!express_room(box, lines)) return false;
   const std::uint32_t seq = box.sent + 1;
+  // The pieces, packed across the lines' payload areas: the further lines first, then the
+  // first line, which the receiver polls, in one burst of stores (stores to it spread
+  // between those to the other lines let a polling receiver take the line back in between,
+  // and each store would have to fetch it again: 64-byte sendrecv 306 -> 261 ns).
+  auto pack = [&](bool first_line) {
+    std::size_t at = 0;  // in the message
+    for (const piece& pc : pieces)
+      for (std::size_t done = 0; done < pc.bytes;) {
+        const express_position pos = express_locate(at);
+        if (first_line && pos.line > 0) return;
+        const std::size_t n = std::min(pc.bytes - done, pos.room);
+        if ((pos.line == 0) == first_line) std::memcpy(box.express_byte(seq, at), pc.data + done, n);
+        done += n;
+        at += n;
+      }
+  };
+  if (lines > 1) pack(false);
   express_cell& head = box.cell(seq);
   head.coll = tag.coll;
   head.bytes = static_cast<std::uint16_t>(bytes);
@@ -51,15 +68,7 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   head.call = tag.call;
   head.root = tag.root;
   head.signature = tag.signature;
-  // The pieces, packed across the lines' payload areas.
-  std::size_t at = 0;  // in the message
-  for (const piece& pc : pieces)
-    for (std::size_t done = 0; done < pc.bytes;) {
-      const std::size_t n = std::min(pc.bytes - done, express_locate(at).room);
-      std::memcpy(box.express_byte(seq, at), pc.data + done, n);
-      done += n;
-      at += n;
-    }
+  pack(true);
   box.sent += lines;
   head.seq.store(seq, std::memory_order_release);
   count_progress(e);
