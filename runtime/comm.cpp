@@ -184,13 +184,13 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
     if (source == no_rank && (posted || dest == no_rank)) return 0;
     if (source != no_rank && (posted || dest == no_rank)) {
       detail::mailbox& box = team_->box(source, rank_);
-      const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
+      const std::uint32_t seq = box.next_to_take();
       const detail::express_cell& cell = box.cell(seq);
       for (int i = 0; i < team_->spin_limit; ++i) {
         if (cell.seq.load(std::memory_order_acquire) == seq) {
           if (cell.coll != detail::point_to_point || cell.bytes > recv.size()) break;  // the general path explains
           const std::size_t bytes = box.copy_express(seq, recv.data());
-          box.consumed.store(seq + cell.lines - 1, std::memory_order_release);
+          box.taken_through(seq + cell.lines - 1);
           team_->ring(source);  // it may wait for room
           count_progress(e);
           return bytes;

@@ -113,6 +113,9 @@ struct alignas(64) mailbox {
   std::uint32_t consumed_when_full = 0;  // known_consumed when the lane was last found full
   // Receiver's side: `consumed` is read by the sender only when the express lane looks full.
   alignas(64) std::atomic<std::uint32_t> consumed{0};  // sequence number of the last message taken
+  // The receiver's own copy of `consumed`, on a line the sender never reads: a sender
+  // waiting for room polls `consumed`, which takes its line away from the receiver.
+  alignas(64) std::uint32_t taken = 0;
   express_cell cells[express_cells];
   boost::lockfree::spsc_queue<chunk, boost::lockfree::capacity<mailbox_chunks>> queue;
 
@@ -138,6 +141,13 @@ struct alignas(64) mailbox {
       n += part;
     }
     return bytes;
+  }
+  // Receiver only: the sequence number of the next message to take, and recording that
+  // every message through `last` has been taken.
+  std::uint32_t next_to_take() const { return taken + 1; }
+  void taken_through(std::uint32_t last) {
+    taken = last;
+    consumed.store(last, std::memory_order_release);
   }
   // Whether a message has been sent and not yet taken (both ranks quiet).
   bool holds_messages() const { return sent != consumed.load(std::memory_order_acquire); }

@@ -215,7 +215,7 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
 // is consumed, and its sender rung: it may sleep waiting for the room the message took.
 // Returns false if it has not arrived.
 bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector<chunk>& payload) {
-  const std::uint32_t seq = box.consumed.load(std::memory_order_relaxed) + 1;
+  const std::uint32_t seq = box.next_to_take();
   const express_cell& cell = box.cell(seq);
   std::uint32_t last = seq;
   if (cell.seq.load(std::memory_order_acquire) == seq) {
@@ -238,7 +238,7 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
     else
       queue.pop();
   }
-  box.consumed.store(last, std::memory_order_release);
+  box.taken_through(last);
   // A sender that runs ahead (the non-roots of a run of gathers, the root of a run of
   // bcasts) has written the next lines already: start fetching the next one and one a few
   // messages on, so that a later receive finds its line arriving rather than stalls a whole
