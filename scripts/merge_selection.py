@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Merge the rules of a new `ranklab tune` run for small teams into a selection table.
+
+    scripts/merge_selection.py NEW.json --p-max 2 [--into data/selection/default.json]
+                               [--command "ranklab tune -p 2 ..."]
+
+Replaces, in the table `--into` (rewritten in place):
+  * every rule whose range of p lies within 1..P_MAX by the rules of NEW.json that apply to
+    some p <= P_MAX (their p_max clipped to P_MAX: a tune of small p alone writes rules open
+    upwards), at the position of the first rule replaced (rules are tried in order);
+  * every measurement of measurements.algorithms at p <= P_MAX by those of NEW.json;
+and records under machine.p<P_MAX>_rules when and how the new rules were measured (the
+date and load averages from NEW.json's machine section, and --command). The rest of the
+table (other team sizes, the cost model, the ping-pong fit) is kept byte for byte.
+"""
+import argparse
+import json
+import sys
+
+
+def within(rule, p_max):
+    return (rule.get("p_max") or 1 << 30) <= p_max
+
+
+def array_lines(lines, key):
+    """The index range [begin, end) of the one-object-per-line array `"key": [` in `lines`."""
+    begin = next(i for i, line in enumerate(lines) if line.strip() == f'"{key}": [') + 1
+    end = next(i for i in range(begin, len(lines)) if lines[i].strip().startswith("]"))
+    return begin, end
+
+
+def parse(line):
+    return json.loads(line.strip().rstrip(","))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("new", help="selection table written by ranklab tune for small p")
+    ap.add_argument("--p-max", type=int, required=True, help="largest team size the new rules replace")
+    ap.add_argument("--into", default="data/selection/default.json", help="table to update in place")
+    ap.add_argument("--command", default="", help="the tune command, recorded in the table")
+    args = ap.parse_args()
+
+    with open(args.new) as f:
+        new = json.load(f)
+    with open(args.into) as f:
+        lines = f.read().split("\n")
+    json.loads("\n".join(lines))  # the table must be valid before we touch it
+
+    # The table keeps one rule and one measurement per line: edit it as lines, so that the
+    # rest (other team sizes, the cost model, the ping-pong fit) stays byte for byte.
+    # A tune of small p alone writes rules open upwards (p_max null): clip them to P_MAX.
+    new_rules = [
+        dict(r, p_max=min(r.get("p_max") or args.p_max, args.p_max))
+        for r in new["rules"]
+        if (r.get("p_min") or 1) <= args.p_max
+    ]
+    if not new_rules:
+        sys.exit(f"merge_selection: {args.new} has no rules for p <= {args.p_max}")
+    begin, end = array_lines(lines, "rules")
+    rules = [parse(line) for line in lines[begin:end]]
+    first = next((i for i, r in enumerate(rules) if within(r, args.p_max)), len(rules))
+    before = [r for r in rules[:first] if not within(r, args.p_max)]
+    after = [r for r in rules[first:] if not within(r, args.p_max)]
+    merged = before + new_rules + after
+    lines[begin:end] = ["    " + json.dumps(r) + ("," if i + 1 < len(merged) else "") for i, r in enumerate(merged)]
+    replaced = len(rules) - len(before) - len(after)
+
+    new_measured = [m for m in new.get("measurements", {}).get("algorithms", []) if m["p"] <= args.p_max]
+    begin, end = array_lines(lines, "algorithms")
+    measured = [parse(line) for line in lines[begin:end]]
+    merged = new_measured + [m for m in measured if m["p"] > args.p_max]
+    compact = (",", ":")
+    lines[begin:end] = [
+        "      " + json.dumps(m, separators=compact) + ("," if i + 1 < len(merged) else "") for i, m in enumerate(merged)
+    ]
+
+    machine = new.get("machine", {})
+    record = {
+        "date": machine.get("date"),
+        "load_average_before": machine.get("load_average_before"),
+        "load_average_after": machine.get("load_average_after"),
+        "sizes": machine.get("sizes"),
+        "batches": machine.get("batches"),
+        "batch_ms": machine.get("batch_ms"),
+        "command": (args.command or "ranklab tune")
+        + f", merged over the p <= {args.p_max} rules and measurements (scripts/merge_selection.py)",
+    }
+    key = f'"p{args.p_max}_rules": '
+    line = f"    {key}{json.dumps(record)},"
+    at = next((i for i, l in enumerate(lines) if l.strip().startswith(key)), None)
+    if at is None:
+        at = next(i for i, l in enumerate(lines) if l.strip().startswith('"tool":')) + 1
+        lines.insert(at, line)
+    else:
+        lines[at] = line
+
+    text = "\n".join(lines)
+    json.loads(text)  # still valid
+    with open(args.into, "w") as f:
+        f.write(text)
+    print(
+        f"merge_selection: {replaced} rules for p <= {args.p_max} replaced by {len(new_rules)}; "
+        f"{len(new_measured)} measurements",
+        file=sys.stderr,
+    )
+
+
+if __name__ == "__main__":
+    main()
