@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "detail/transfer.hpp"
 
@@ -86,6 +87,30 @@ inline constexpr std::uint32_t express_max_lines = 18;
 inline constexpr std::size_t express_max_bytes = express_head_payload + (express_max_lines - 1) * express_line_payload;
 static_assert(express_max_bytes >= 1024 && express_max_lines <= 255 && express_max_lines <= express_cells);
 
+// Copies `n` <= 64 bytes (a part of an express line) with plain loads and stores: two
+// overlapping fixed-size copies cover any length. GCC expands a memcpy of a small but
+// variable length as `rep movsb`, whose start-up cost is most of a small message's copy.
+inline void copy_line_part(std::byte* dst, const std::byte* src, std::size_t n) {
+  auto fixed = [&](auto width) {
+    constexpr std::size_t w = decltype(width)::value;
+    if (n > w) {  // n <= 2w here: the first and the last w bytes
+      std::memcpy(dst, src, w);
+      std::memcpy(dst + n - w, src + n - w, w);
+      return true;
+    }
+    return false;
+  };
+  using std::integral_constant;
+  if (n > 64) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  if (fixed(integral_constant<std::size_t, 32>{}) || fixed(integral_constant<std::size_t, 16>{}) ||
+      fixed(integral_constant<std::size_t, 8>{}) || fixed(integral_constant<std::size_t, 4>{}))
+    return;
+  for (std::size_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
 // Lines of an express message of `bytes` (0 bytes: one line).
 inline std::uint32_t express_lines(std::uint64_t bytes) {
   if (bytes <= express_head_payload) return 1;
@@ -134,10 +159,10 @@ struct alignas(64) mailbox {
     const std::size_t bytes = head.bytes;
     if (bytes == 0) return 0;  // dst may be null then (an empty receive)
     std::size_t n = bytes < express_head_payload ? bytes : express_head_payload;
-    std::memcpy(dst, head.payload, n);
+    copy_line_part(dst, head.payload, n);
     for (std::uint32_t line = 1; n < bytes; ++line) {
       const std::size_t part = bytes - n < express_line_payload ? bytes - n : express_line_payload;
-      std::memcpy(dst + n, cell(seq + line).continuation(), part);
+      copy_line_part(dst + n, cell(seq + line).continuation(), part);
       n += part;
     }
     return bytes;

@@ -55,7 +55,7 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
         const express_position pos = express_locate(at);
         if (first_line && pos.line > 0) return;
         const std::size_t n = std::min(pc.bytes - done, pos.room);
-        if ((pos.line == 0) == first_line) std::memcpy(box.express_byte(seq, at), pc.data + done, n);
+        if ((pos.line == 0) == first_line) copy_line_part(box.express_byte(seq, at), pc.data + done, n);
         done += n;
         at += n;
       }
