@@ -1,7 +1,7 @@
-// Allreduce through fence payloads (slots.hpp): every rank puts its input in its fence line,
-// meets the fence and folds all p payloads in rank order (detail::fold_all_ranks, so
-// non-commutative operators are fine) into its output. Vectors of at most
-// fence_payload_capacity(p). Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
+// Allreduce through fence payloads (slots.hpp): every rank puts its input in its fence line
+// and a copy in its output, meets the fence and folds the other p - 1 payloads onto it in
+// rank order (detail::fold_onto_own, so non-commutative operators are fine). Vectors of at
+// most fence_payload_capacity(p). Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
 #include "slots/slots.hpp"
 
 namespace ranklab {
@@ -16,8 +16,9 @@ schedule build(const coll_args& a, int rank) {
     s.copy(in, out);
     return s;
   }
+  s.copy(in, out);  // this rank's contribution, read from its input (detail::fold_onto_own)
   const region mine{detail::carry(s, in, detail::wide(largest_payload(a))), 0, a.count};
-  detail::fold_all_ranks(s, mine, mine, out);
+  detail::fold_onto_own(s, mine, out);
   return s;
 }
 

@@ -1,7 +1,8 @@
 // Reduce through fence payloads (slots.hpp), any root: every rank puts its input in its
-// fence line; the root waits at the fence for all and folds the p payloads in rank order
-// (detail::fold_all_ranks: non-commutative operators are fine) into its receive buffer, the
-// others wait for the root's arrival only (slots.hpp: the root check).
+// fence line; the root waits at the fence for all and folds the other payloads in rank
+// order onto its own input in its receive buffer (detail::fold_onto_own: non-commutative
+// operators are fine), the others wait for the root's arrival only (slots.hpp: the root
+// check).
 // Vectors of at most fence_payload_capacity(p). Rounds: 1 fence. Cost: F + (p-1) m (beta + gamma).
 #include "slots/slots.hpp"
 
@@ -18,8 +19,9 @@ schedule build(const coll_args& a, int rank) {
     if (root) s.copy(in, out);
     return s;
   }
+  if (root) s.copy(in, out);  // the root's contribution, read from its input (detail::fold_onto_own)
   const region mine{detail::carry(s, in, detail::wide(largest_payload(a)), root ? every_rank : a.root), 0, a.count};
-  if (root) detail::fold_all_ranks(s, mine, mine, out);
+  if (root) detail::fold_onto_own(s, mine, out);
   return s;
 }
 
