@@ -392,8 +392,11 @@ void run(team& t, const std::function<void(comm&)>& fn) {
           // recorded by run_as; rethrown below from the calling thread
         }
       });
-    } catch (const std::system_error& e) {
-      // Release the ranks already started (they would wait for rank r forever), join them.
+    } catch (const std::exception& e) {
+      // std::system_error when the system refuses the thread, std::bad_alloc when its state
+      // cannot be allocated (address space exhausted by the stacks already started): either
+      // way, release the ranks already started (they would wait for rank r forever) and join
+      // them; unwinding past joinable threads would call std::terminate.
       const usage_error failure(no_rank, "run",
                                 fmt::format("could not start the thread of rank {} of {}: {} (more ranks than this "
                                             "system allows threads?)",
