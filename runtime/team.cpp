@@ -19,6 +19,7 @@
 #include "detail/comm_state.hpp"
 #include "detail/team_state.hpp"
 #include "ranklab/comm.hpp"
+#include "ranklab/selection.hpp"
 #include "ranklab/team.hpp"
 
 namespace ranklab {
@@ -145,6 +146,14 @@ team::team(int p, team_options options) {
                       fmt::format("deadlock_timeout = {} ms (must be >= 0)", options.deadlock_timeout.count()));
   options.eager_limit = std::min(options.eager_limit, max_eager_limit);
   state_ = std::make_unique<detail::team_state>(p, options);
+  // Load the selection table here, on the thread creating the team, rather than in the
+  // first `auto` call on a rank thread: by then the ranks' stacks may have taken the address
+  // space, and the JSON parser terminates the process when it runs out of memory. A table
+  // that fails to load here reports its error in that first call, as it would have.
+  try {
+    current_selection();
+  } catch (...) {
+  }
 }
 
 // Comms and requests kept past the team find it ended instead of reading freed memory.
