@@ -36,13 +36,35 @@ bool express_room(mailbox& box, std::uint32_t lines) {
   return true;
 }
 
+// Whether the express lane, full for a message of `lines`, has room after a short wait. A
+// message that finds the lane full while its receiver is taking messages from it (it has
+// taken some since the sender last found the lane full) waits a few polls for lines there
+// rather than going to the queue, which costs the receiver three line crossings per
+// message instead of one: a run of small one-way calls (a root's bcasts, the non-roots'
+// gathers) would otherwise alternate between the two paths. A receiver that has stopped
+// taking gets no wait, so the queue's capacity stays there for calls that need it, and
+// neither do fibers (the receiver may need this worker to take anything), nor messages of
+// more than a quarter of the lane: with fewer than four in flight, the queue's room keeps a
+// run of them streaming (a run of 1 KiB scans waiting for the lane: 1.2x slower).
+bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
+  constexpr int patience = 16;  // polls of `consumed`, each about a crossing
+  const bool draining = box.known_consumed != box.consumed_when_full;
+  box.consumed_when_full = box.known_consumed;
+  if (!draining || e.t.fibers || lines > express_cells / 4) return false;
+  for (int i = 0; i < patience; ++i) {
+    cpu_relax();
+    if (express_room(box, lines)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std::span<const piece> pieces,
                       std::uint64_t bytes) {
   if (bytes > express_max_bytes || bytes > e.t.options.eager_limit) return false;
   const std::uint32_t lines = express_lines(bytes);
-  if (!express_room(box, lines)) return false;
+  if (!express_room(box, lines) && !express_room_soon(e, box, lines)) return false;
   const std::uint32_t seq = box.sent + 1;
   // The pieces, packed across the lines' payload areas: the further lines first, then the
   // first line, which the receiver polls, in one burst of stores (stores to it spread
@@ -76,38 +98,9 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   return true;
 }
 
-namespace {
-
-// Whether the express lane, full for a message of `lines`, has room after a short wait. A
-// message that finds the lane full while its receiver is taking messages from it (it has
-// taken some since the sender last found the lane full) waits a few polls for lines there
-// rather than going to the queue, which costs the receiver three line crossings per
-// message instead of one: a run of small one-way calls (a root's bcasts, the non-roots'
-// gathers) would otherwise alternate between the two paths. A receiver that has stopped
-// taking gets no wait, so the queue's capacity stays there for calls that need it, and
-// neither do fibers (the receiver may need this worker to take anything), nor messages of
-// more than a quarter of the lane: with fewer than four in flight, the queue's room keeps a
-// run of them streaming (a run of 1 KiB scans waiting for the lane: 1.2x slower).
-bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
-  constexpr int patience = 16;  // polls of `consumed`, each about a crossing
-  const bool draining = box.known_consumed != box.consumed_when_full;
-  box.consumed_when_full = box.known_consumed;
-  if (!draining || e.t.fibers || lines > express_cells / 4) return false;
-  for (int i = 0; i < patience; ++i) {
-    cpu_relax();
-    if (express_room(box, lines)) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
   mailbox& box = e.t.box(e.me, to);
-  const bool fits_express = bytes <= express_max_bytes && bytes <= e.t.options.eager_limit;
-  if (try_post_express(e, box, to, op.tag, op.send_pieces, bytes) ||
-      (fits_express && express_room_soon(e, box, express_lines(bytes)) &&
-       try_post_express(e, box, to, op.tag, op.send_pieces, bytes))) {
+  if (try_post_express(e, box, to, op.tag, op.send_pieces, bytes)) {
     op.by_descriptor = false;
     return true;
   }
