@@ -303,8 +303,8 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   // fences (a flag fence carries the signature in its line). A plan none of that applies to
   // needs none, and its small calls are spared the writes.
   const bool fences = std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
-  const bool others_read_buffers = s.payload_buffer() == no_buffer || s.touches_remote_buffers();
-  op.publishes = s.touches_remote_buffers() || (fences && (others_read_buffers || s.size() > flag_fence_ranks));
+  op.publishes =
+      s.touches_remote_buffers() || (fences && (s.payload_buffer() == no_buffer || s.size() > flag_fence_ranks));
   if (const buffer_id payload = s.payload_buffer(); payload != no_buffer) {
     const std::uint64_t bytes = s.buffer_count(payload) * type.size;
     const std::uint64_t room = !s.payload_wide()                      ? fence_payload_bytes
