@@ -188,7 +188,10 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
       const detail::express_cell& cell = box.cell(seq);
       for (int i = 0; i < team_->spin_limit; ++i) {
         if (cell.seq.load(std::memory_order_acquire) == seq) {
-          if (cell.coll != detail::point_to_point || cell.bytes > recv.size()) break;  // the general path explains
+          // The general path explains a mismatch, and copies what a descriptor describes.
+          if (cell.coll != detail::point_to_point || cell.bytes > recv.size() ||
+              cell.bytes == detail::express_descriptor_mark)
+            break;
           const std::size_t bytes = box.copy_express(seq, recv.data());
           box.taken_through(seq + cell.lines - 1);
           team_->ring(source);  // it may wait for room

@@ -1,9 +1,8 @@
 // The message path between ranks (runtime/detail/mailbox.hpp, comm::sendrecv): the
-// express lane (up to 1060 bytes in one to 18 cache lines), eager (inline) and descriptor (large)
-// messages, sizes exactly at and around the eager limit and 0 bytes, the eager limit option
-// and its cap, many messages queued to one peer (the mailbox fills up: the sender falls
-// back to a descriptor or waits), many senders to one receiver,
-// and multi-threaded stress with random permutations and checksums.
+// express lane (up to 2080 bytes in one to 35 cache lines), eager (inline) and descriptor messages
+// (in the express lane up to 64 KiB, in the queue above), sizes exactly at and around the eager limit and 0 bytes, the
+// eager limit option and its cap, many messages queued to one peer (the mailbox fills up: the sender falls back to a
+// descriptor or waits), many senders to one receiver, and multi-threaded stress with random permutations and checksums.
 //
 // The mailbox is private to the library, so these tests go through comm. Which path a
 // message took is observable in one place: a send() half round to oneself completes when
@@ -266,9 +265,11 @@ TEST_SUITE("mailbox") {
   TEST_CASE("many messages queued to one peer: the mailbox fills, the sender falls back or waits, order is kept") {
     // 2,000 messages of mixed sizes; the receiver starts late so the mailbox (128 chunks of 64
     // bytes) runs full, and 100-byte or 2048-byte messages no longer fit inline.
-    // 0..1060 bytes take the express lane (in one to 18 lines) while it has room, the rest
-    // the queue: the receiver must still see them in the order sent.
-    const std::size_t sizes[] = {0, 8, 40, 100, 1000, 2048, 2049, 3000, 41, 64, 65, 100, 101, 1024, 1060, 1061, 520};
+    // Up to the eager limit, 0..2080 bytes take the express lane (in one to 35 lines) while it
+    // has room, the rest the queue; above it, descriptors take a line of the lane while it has
+    // room, the queue otherwise: the receiver must still see them in the order sent.
+    const std::size_t sizes[] = {0,  8,   40,  100,  1000, 2048, 2049, 3000, 41,   64,
+                                 65, 100, 101, 1024, 1060, 1061, 520,  2080, 2081, 4096};
     constexpr std::size_t kinds = std::size(sizes);
     constexpr int messages = 2000;
     for (std::size_t limit : {std::size_t{2048}, std::size_t{4096}}) {
@@ -298,10 +299,10 @@ TEST_SUITE("mailbox") {
   TEST_CASE("a receiver that takes nothing yet leaves the sender the express lane and the queue") {
     // A small message that finds the express lane full waits for it only while the receiver
     // is taking messages; here the receiver takes none until the sender has posted all of
-    // them, which fits the lane (32 lines) and the queue (128 chunks) together. Were the
+    // them, which fits the lane (128 lines) and the queue (128 chunks) together. Were the
     // sender held back for the lane, it would never finish: the deadline below ends the
     // test instead of hanging it.
-    constexpr int messages = 150;
+    constexpr int messages = 250;
     std::atomic<bool> all_posted{false};
     bool receiver_saw_all_posted = false;
     int in_order = 0;
@@ -326,6 +327,33 @@ TEST_SUITE("mailbox") {
         team_options{});
     CHECK(receiver_saw_all_posted);
     CHECK(in_order == messages);
+  }
+
+  TEST_CASE("descriptors met before their call are set aside intact, and their senders released (2 KiB..64 KiB)") {
+    // Above the eager limit, messages up to 64 KiB travel as a descriptor line in the
+    // express lane, which the receiver must empty before it can read the next message: a
+    // receiver waiting for the last of several broadcasts copies the earlier ones aside as
+    // it passes them. The root waits for every broadcast in turn, so it finishes only if each
+    // was released; the contents show every copy went to the right call.
+    for (const std::size_t bytes : {std::size_t{2049}, std::size_t{4096}, std::size_t{65536}}) {
+      CAPTURE(bytes);
+      constexpr int calls = 6;
+      int intact = 0;
+      run(2, [&](comm& c) {
+        std::vector<std::vector<std::byte>> bufs;
+        for (int i = 0; i < calls; ++i)
+          bufs.push_back(c.rank() == 0 ? make_message(0, i, bytes) : std::vector<std::byte>(bytes));
+        std::vector<request> reqs;
+        for (int i = 0; i < calls; ++i) reqs.push_back(c.ibcast(bufs[i], 0, {"linear"}));
+        if (c.rank() == 0) {
+          for (auto& r : reqs) r.wait();
+        } else {
+          for (int i = calls - 1; i >= 0; --i) reqs[i].wait();
+          for (int i = 0; i < calls; ++i) intact += is_message(bufs[i], 0, i);
+        }
+      });
+      CHECK(intact == calls);
+    }
   }
 
   TEST_CASE("many zero-byte messages queued to one peer") {

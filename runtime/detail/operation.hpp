@@ -62,6 +62,10 @@ struct operation {
   // operation can hand a descriptor a receiver may still look at over to the team
   // (team_state::retire) instead of freeing it with the operation.
   std::unique_ptr<send_descriptor> descriptor;
+  // A message posted as an express descriptor (by_descriptor, express_seq != 0): its line
+  // in the mailbox to `descriptor_to`.
+  std::uint32_t express_seq = 0;
+  int descriptor_to = no_rank;
   // Every message region of the schedule resolved to memory once, when the operation is
   // prepared (indexed like the schedule's regions: round::send_begin...), so that a round,
   // and a repeated call, resolves nothing; and the current round's part of them.
@@ -73,7 +77,10 @@ struct operation {
   int p2p_to = no_rank, p2p_from = no_rank;
   std::uint64_t p2p_capacity = 0;
 
-  void reset_round() { pre_done = posted = by_descriptor = received = fence_arrived = fence_left = false; }
+  void reset_round() {
+    pre_done = posted = by_descriptor = received = fence_arrived = fence_left = false;
+    express_seq = 0;
+  }
   // Rewinds the operation to its first round (a new call of the same preparation).
   void rewind() {
     started = complete = false;

@@ -324,6 +324,16 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   op.rewind();
 }
 
+namespace {
+
+// Whether the receiver of the operation's message by descriptor has copied it.
+bool descriptor_released(engine& e, const operation& op) {
+  if (op.express_seq) return e.t.box(e.me, op.descriptor_to).consumed_through(op.express_seq);
+  return op.descriptor->state.load(std::memory_order_acquire) == send_descriptor::released;
+}
+
+}  // namespace
+
 bool advance(engine& e, operation& op) {
   if (op.complete) return false;
   bool moved = false;
@@ -377,8 +387,7 @@ bool advance(engine& e, operation& op) {
       if (!try_receive(e, op, from)) return moved;
       op.received = moved = true;
     }
-    if (op.by_descriptor && op.descriptor->state.load(std::memory_order_acquire) != send_descriptor::released)
-      return moved;
+    if (op.by_descriptor && !descriptor_released(e, op)) return moved;
     if (tracing && (to + from != 2 * no_rank || (rd && rd->fence))) {  // a fence is a round too
       std::uint64_t sent = 0;
       if (to != no_rank)
@@ -412,7 +421,14 @@ void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
   // A started collective that published its buffers: others may be reading them (or, for
   // push steps, writing them) even if this rank itself never reads remotely.
   if (op.started && op.publishes) withdraw_buffers(t, me, op);
-  if (op.posted && op.by_descriptor) {
+  if (op.posted && op.by_descriptor && op.express_seq) {
+    // Withdraw the message, then wait out a copy that the receiver announced before it could
+    // see that (express_descriptor::cancelled). Its line stays in the lane for the receiver.
+    mailbox& box = t.box(me, op.descriptor_to);
+    std::atomic_ref(box.descriptor(op.express_seq).cancelled).store(1, std::memory_order_seq_cst);
+    while (box.copying.load(std::memory_order_seq_cst) == op.express_seq && !box.consumed_through(op.express_seq))
+      t.let_others_run();
+  } else if (op.posted && op.by_descriptor) {
     // Withdraw the message. If no receiver has claimed it, a receiver may still take the
     // header later and look at the descriptor (finding it cancelled): the team keeps it.
     // If one is copying right now, it finishes before we unwind.

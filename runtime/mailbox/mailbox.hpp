@@ -3,7 +3,7 @@
 // when it travels inline (eager). Large messages travel as a descriptor of the sender's
 // memory: the receiver copies (or reduces) straight from it and then releases the sender.
 //
-// Messages of up to express_max_bytes (1 KiB and a little more) take the express lane
+// Messages of up to express_max_bytes (2 KiB and a little more) take the express lane
 // instead when it has room: a ring of cache lines, a message in one to express_max_lines
 // consecutive lines, its first line holding the sequence number next to the data. Boost's queue keeps its indices on
 // lines of their own, so a receiver there pays two cache misses per message (the write
@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <type_traits>
 
 #include "detail/transfer.hpp"
@@ -43,7 +44,7 @@ struct send_descriptor {
   std::atomic<std::uint32_t> state{released};
 };
 
-enum class message_kind : std::uint8_t { eager, descriptor };
+enum class message_kind : std::uint8_t { eager, descriptor, express_descriptor };
 inline constexpr std::uint8_t point_to_point = 0xff;  // header.coll for sendrecv/send/recv
 
 // A message starts with this header; an eager payload follows right after it, in the
@@ -74,7 +75,7 @@ struct alignas(64) express_cell {
   std::uint32_t call = 0;
   std::int32_t root = 0;
   std::uint64_t signature = 0;
-  std::byte payload[40];
+  alignas(8) std::byte payload[40];
 
   std::byte* continuation() { return reinterpret_cast<std::byte*>(this) + sizeof(seq); }
   const std::byte* continuation() const { return reinterpret_cast<const std::byte*>(this) + sizeof(seq); }
@@ -82,10 +83,35 @@ struct alignas(64) express_cell {
 static_assert(sizeof(express_cell) == 64);
 inline constexpr std::size_t express_head_payload = sizeof(express_cell::payload);
 inline constexpr std::size_t express_line_payload = sizeof(express_cell) - sizeof(std::uint32_t);
-inline constexpr std::uint32_t express_cells = 32;
-inline constexpr std::uint32_t express_max_lines = 18;
+inline constexpr std::uint32_t express_cells = 128;
+inline constexpr std::uint32_t express_max_lines = 35;
 inline constexpr std::size_t express_max_bytes = express_head_payload + (express_max_lines - 1) * express_line_payload;
 static_assert(express_max_bytes >= 1024 && express_max_lines <= 255 && express_max_lines <= express_cells);
+
+// A message above the eager limit travels as a descriptor of the sender's memory: the
+// receiver copies straight from it. Up to express_descriptor_max_bytes the descriptor is an
+// express line of its own (its `bytes` field is express_descriptor_mark, the descriptor in
+// its payload), and the receiver's `consumed` passing it releases the sender: a crossing
+// each way, where the queue's descriptor costs about five (its index, its chunk, the claim
+// and release of a descriptor line in the sender's memory, and that line taken back for the
+// next message). Larger messages keep the queue's descriptor, whose crossings their copy
+// dwarfs, and which a receiver can set aside without copying (an express descriptor met
+// before its call is copied out at once: see the stash).
+struct express_descriptor {
+  const piece* pieces = nullptr;
+  std::uint64_t bytes = 0;
+  std::uint32_t piece_count = 0;
+  // Set by a sender that withdraws the message (its call failed). A receiver copies only
+  // after announcing the copy in `mailbox::copying` and then finding this clear; the sender
+  // sets it and then waits while the receiver announces this message and has not taken it
+  // (both sides store, then load, sequentially consistent): so no copy reads the memory
+  // of a sender that has returned. Accessed through std::atomic_ref only.
+  std::uint32_t cancelled = 0;
+};
+static_assert(sizeof(express_descriptor) <= express_head_payload);
+inline constexpr std::uint16_t express_descriptor_mark = 0xffff;
+static_assert(express_max_bytes < express_descriptor_mark);
+inline constexpr std::uint64_t express_descriptor_max_bytes = 64 * 1024;
 
 // Copies `n` <= 64 bytes (a part of an express line) with plain loads and stores: two
 // overlapping fixed-size copies cover any length. GCC expands a memcpy of a small but
@@ -141,6 +167,9 @@ struct alignas(64) mailbox {
   // The receiver's own copy of `consumed`, on a line the sender never reads: a sender
   // waiting for room polls `consumed`, which takes its line away from the receiver.
   alignas(64) std::uint32_t taken = 0;
+  // The express descriptor the receiver copies from, or last copied from (its sequence
+  // number): see express_descriptor::cancelled.
+  std::atomic<std::uint32_t> copying{0};
   express_cell cells[express_cells];
   boost::lockfree::spsc_queue<chunk, boost::lockfree::capacity<mailbox_chunks>> queue;
 
@@ -166,6 +195,14 @@ struct alignas(64) mailbox {
       n += part;
     }
     return bytes;
+  }
+  // The express descriptor whose line is `seq`.
+  express_descriptor& descriptor(std::uint32_t seq) {
+    return *std::launder(reinterpret_cast<express_descriptor*>(cell(seq).payload));
+  }
+  // Whether the receiver has taken every message through `seq` (sequence numbers wrap).
+  bool consumed_through(std::uint32_t seq) const {
+    return static_cast<std::int32_t>(consumed.load(std::memory_order_acquire) - seq) >= 0;
   }
   // Receiver only: the sequence number of the next message to take, and recording that
   // every message through `last` has been taken.

@@ -98,12 +98,41 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   return true;
 }
 
+namespace {
+
+// Posts the operation's message (above the eager limit) as an express descriptor, if it is
+// small enough for one and the lane has a line free. Returns whether it did.
+bool try_post_express_descriptor(engine& e, mailbox& box, int to, operation& op, std::uint64_t bytes) {
+  if (bytes <= e.t.options.eager_limit || bytes > express_descriptor_max_bytes || !express_room(box, 1)) return false;
+  const std::uint32_t seq = box.sent + 1;
+  express_cell& head = box.cell(seq);
+  head.coll = op.tag.coll;
+  head.bytes = express_descriptor_mark;
+  head.lines = 1;
+  head.call = op.tag.call;
+  head.root = op.tag.root;
+  head.signature = op.tag.signature;
+  box.descriptor(seq) =
+      express_descriptor{op.send_pieces.data(), bytes, static_cast<std::uint32_t>(op.send_pieces.size()), 0};
+  box.sent = seq;
+  head.seq.store(seq, std::memory_order_release);
+  op.by_descriptor = true;
+  op.express_seq = seq;
+  op.descriptor_to = to;
+  count_progress(e);
+  e.t.ring(to);
+  return true;
+}
+
+}  // namespace
+
 bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
   mailbox& box = e.t.box(e.me, to);
   if (try_post_express(e, box, to, op.tag, op.send_pieces, bytes)) {
     op.by_descriptor = false;
     return true;
   }
+  if (try_post_express_descriptor(e, box, to, op, bytes)) return true;
   auto& queue = box.queue;
   const std::size_t room = queue.write_available();
   if (room == 0) return false;
@@ -147,8 +176,28 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes) {
 
 namespace {
 
+// The receiver's side of an express descriptor (see express_descriptor::cancelled):
+// whether it may copy from the sender's memory, and letting the sender go (taking the
+// message off the lane), after the copy or without one.
+bool claim_express(mailbox& box, std::uint32_t seq) {
+  box.copying.store(seq, std::memory_order_seq_cst);
+  return std::atomic_ref(box.descriptor(seq).cancelled).load(std::memory_order_seq_cst) == 0;
+}
+void release_express(engine& e, mailbox& box, int from, std::uint32_t seq) {
+  box.taken_through(seq);
+  e.t.ring(from);
+}
+struct express_release_guard {  // releases even if the copy throws (a user operator may)
+  engine& e;
+  mailbox& box;
+  int from;
+  std::uint32_t seq;
+  ~express_release_guard() { release_express(e, box, from, seq); }
+};
+
 // Lets a descriptor go without copying (the receiver rejects the message).
 void release_unread(engine& e, int from, const message_header& h) {
+  if (h.kind == message_kind::express_descriptor) release_express(e, e.t.box(from, e.me), from, h.seq);
   if (h.kind != message_kind::descriptor) return;
   std::uint32_t expected = send_descriptor::posted;
   if (h.descriptor->state.compare_exchange_strong(expected, send_descriptor::released)) e.t.ring(from);
@@ -179,6 +228,15 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
   if (h.kind == message_kind::eager) {
     const piece src{const_cast<std::byte*>(payload), h.bytes};
     transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
+  } else if (h.kind == message_kind::express_descriptor) {
+    mailbox& box = e.t.box(from, e.me);
+    const express_release_guard release{e, box, from, h.seq};
+    if (!claim_express(box, h.seq)) {
+      e.t.check_failure(e.me, op.name);  // the sender withdrew: the team has failed
+      throw remote_failure(e.me, op.name, from, "sender withdrew its message");
+    }
+    const express_descriptor& d = box.descriptor(h.seq);
+    transfer(std::span(d.pieces, d.piece_count), op.recv_pieces, how, op.red);
   } else {
     send_descriptor& d = *h.descriptor;
     std::uint32_t expected = send_descriptor::posted;
@@ -205,8 +263,10 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
 
 // The next message of the pair (from, me), in sequence order, from the express lane or the
 // queue: its header, and for an eager message its payload copied to `payload`. The message
-// is consumed, and its sender rung: it may sleep waiting for the room the message took.
-// Returns false if it has not arrived.
+// is consumed, and its sender rung: it may sleep waiting for the room the message took;
+// except an express descriptor, which the caller must deliver, set aside (stash_express)
+// or reject (release_unread) before it takes the next. Returns false if it has not
+// arrived.
 bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector<chunk>& payload) {
   const std::uint32_t seq = box.next_to_take();
   const express_cell& cell = box.cell(seq);
@@ -217,8 +277,13 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
     h.call = cell.call;
     h.root = cell.root;
     h.signature = cell.signature;
-    h.bytes = cell.bytes;
     h.seq = seq;
+    if (cell.bytes == express_descriptor_mark) {  // taken (released) once copied: deliver
+      h.kind = message_kind::express_descriptor;
+      h.bytes = box.descriptor(seq).bytes;
+      return true;
+    }
+    h.bytes = cell.bytes;
     box.copy_express(seq, payload[0].bytes + header_bytes);
     last = seq + cell.lines - 1;
   } else {
@@ -242,6 +307,21 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
   return true;
 }
 
+// Sets an express descriptor's message aside as an eager one: its line is needed for the
+// messages after it, and its sender is waiting for its release.
+void stash_express(engine& e, int from, mailbox& box, stashed_message& m) {
+  const express_release_guard release{e, box, from, m.header.seq};
+  if (!claim_express(box, m.header.seq)) {
+    e.t.check_failure(e.me, "receive");
+    throw remote_failure(e.me, "receive", from, "sender withdrew its message");
+  }
+  const express_descriptor& d = box.descriptor(m.header.seq);
+  m.payload.resize(chunks_for(header_bytes + d.bytes));
+  const piece dst{m.payload.front().bytes + header_bytes, d.bytes};
+  transfer(std::span(d.pieces, d.piece_count), std::span(&dst, 1), combine::copy, reduction{});
+  m.header.kind = message_kind::eager;
+}
+
 }  // namespace
 
 bool try_receive(engine& e, operation& op, int from) {
@@ -262,7 +342,9 @@ bool try_receive(engine& e, operation& op, int from) {
     }
     // A message of another call (an outstanding request, or one this rank has not reached).
     stashed_message m{from, h, {}};
-    if (h.kind == message_kind::eager)
+    if (h.kind == message_kind::express_descriptor)
+      stash_express(e, from, box, m);
+    else if (h.kind == message_kind::eager)
       m.payload.assign(e.cs.stage.begin(),
                        e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks_for(header_bytes + h.bytes)));
     stash.push_back(std::move(m));

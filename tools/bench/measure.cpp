@@ -45,7 +45,7 @@ team_options measuring_team_options(std::chrono::milliseconds patience) {
   return o;
 }
 
-impl_result measure_ranklab(const call& c, const timing_options& o, bool check) {
+impl_result measure_ranklab(const call& c, const timing_options& o, bool check, bool rewrite) {
   validate(c.args);
   test_data d = bench_data(c, check);
   auto buffers = d.buffers();
@@ -69,10 +69,19 @@ impl_result measure_ranklab(const call& c, const timing_options& o, bool check) 
           cm.barrier();
           if (!ok) return;
         }
+        // What this rank sends from: its input, or a bcast root's buffer (--rewrite).
+        const buffer_extent ext = buffer_extents(c.args, r);
+        std::byte* const sent = ext.in > 0 ? static_cast<std::byte*>(const_cast<void*>(in))
+                                : c.args.coll == collective::bcast && r == c.args.root ? static_cast<std::byte*>(out)
+                                                                                       : nullptr;
+        const std::size_t sent_bytes = !rewrite || !sent ? 0 : (ext.in > 0 ? ext.in : ext.out) * c.type.size;
         auto time_batch = [&](std::int64_t iters) {
           cm.barrier();
           const auto t0 = clock_type::now();
-          for (std::int64_t i = 0; i < iters; ++i) cm.run_collective(c, in, out);
+          for (std::int64_t i = 0; i < iters; ++i) {
+            if (sent_bytes) std::memset(sent, static_cast<int>(i & 0x7f), sent_bytes);
+            cm.run_collective(c, in, out);
+          }
           const double local = seconds_since(t0) / static_cast<double>(iters);
           double global = 0;
           cm.allreduce(std::span<const double>(&local, 1), std::span<double>(&global, 1), ops::max);

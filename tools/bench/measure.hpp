@@ -41,7 +41,7 @@ void give_buffers_own_pages(test_data& d);
 
 // The call on p rank threads (p = c.args.p). check: the first call's result is compared
 // with the sequential reference before timing; a wrong result is not timed.
-impl_result measure_ranklab(const call& c, const timing_options& o, bool check);
+impl_result measure_ranklab(const call& c, const timing_options& o, bool check, bool rewrite = false);
 
 // The part of a `bytes`-byte copy that thread t of `threads` copies: whole 64-byte lines,
 // the last thread the rest; together the shares cover [0, bytes) once.

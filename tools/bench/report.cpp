@@ -228,17 +228,10 @@ ojson to_json(const bench_results& r) {
   j["format"] = "ranklab-bench";
   j["version"] = 1;
   const bench_request& q = r.request;
-  j["request"] = {{"colls", q.colls},
-                  {"algos", q.algos},
-                  {"p", q.ps},
-                  {"sizes", q.sizes},
-                  {"time", q.seconds},
-                  {"batches", q.batches},
-                  {"quick", q.quick},
-                  {"check", q.check},
-                  {"compare", q.compare},
-                  {"baselines", q.baselines},
-                  {"command_line", q.command_line}};
+  j["request"] = {{"colls", q.colls},         {"algos", q.algos},     {"p", q.ps},
+                  {"sizes", q.sizes},         {"time", q.seconds},    {"batches", q.batches},
+                  {"quick", q.quick},         {"check", q.check},     {"compare", q.compare},
+                  {"baselines", q.baselines}, {"rewrite", q.rewrite}, {"command_line", q.command_line}};
   j["machine"] = r.machine;
   ojson rows = ojson::array();
   auto num = [](const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); };

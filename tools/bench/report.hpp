@@ -47,7 +47,7 @@ struct bench_request {
   std::vector<std::uint64_t> sizes;
   double seconds = 0.2;
   int batches = 7;
-  bool quick = false, check = true, compare = false, baselines = true;
+  bool quick = false, check = true, compare = false, baselines = true, rewrite = false;
   std::string command_line;
 };
 

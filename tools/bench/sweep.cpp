@@ -137,7 +137,7 @@ bool run_ranklab(const std::vector<job>& jobs, const sweep_settings& s, progress
     row.impl = "ranklab", row.coll = coll, row.algo = j.algo, row.p = j.p, row.bytes = j.bytes;
     row.checked = s.check;
     try {
-      const impl_result r = measure_ranklab(cl, s.timing, s.check);
+      const impl_result r = measure_ranklab(cl, s.timing, s.check, s.rewrite);
       row.selected = j.algo == "auto" ? r.selected : "";
       all_verified &= record_result(
           row, r, s,

@@ -21,6 +21,7 @@ struct sweep_settings {
   timing_options timing;
   bool check = true;      // each configuration against the sequential reference first
   bool baselines = true;  // memcpy, oneTBB and OpenMP
+  bool rewrite = false;   // each rank rewrites its send data before every timed call
   bool compare = false;   // the MPI peers, with `peers`
   peer_settings peers;
   std::uint64_t max_memory = 0;  // bytes of buffers a configuration may take

@@ -53,6 +53,7 @@ struct bench_options {
   bool no_check = false;
   bool compare = false;
   bool no_baselines = false;
+  bool rewrite = false;
   bool require_quiet = false;
   output_options out;
   std::string csv, plot, output_dir, peers_dir;
@@ -111,7 +112,11 @@ sweep_settings checked_settings(const bench_options& o) {
   s.timing.batches = o.batches;
   if (o.quick) s.timing.target_seconds = 0.01, s.timing.batches = 3, s.timing.calib_seconds = 0.002;
   s.check = !o.no_check;
-  s.baselines = !o.no_baselines;
+  s.rewrite = o.rewrite;
+  // The rivals and baselines reuse their data unchanged: set beside a rewriting ranklab,
+  // their figures would not time the same thing.
+  if (s.rewrite && o.compare) usage_failure("--rewrite times ranklab alone: drop --compare");
+  s.baselines = !o.no_baselines && !s.rewrite;
   s.compare = o.compare;
   if (s.compare) s.peers.dir = o.peers_dir.empty() ? default_peers_dir() : o.peers_dir;
   s.peers.timeout_seconds = o.peer_timeout > 0 ? o.peer_timeout : (o.quick ? 20 : 60);
@@ -143,6 +148,7 @@ bench_request request_of(const sweep_settings& s, const bench_options& o) {
   bench_request q = request_core(s, o, s.timing.target_seconds, s.timing.batches);
   q.compare = s.compare;
   q.baselines = s.baselines;
+  q.rewrite = s.rewrite;
   return q;
 }
 
@@ -402,6 +408,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--quick", o.quick, "Short batches (3 of ~3 ms): for tests and a first look");
   cmd->add_flag("--no-check", o.no_check, "Skip the check against the sequential reference");
   cmd->add_flag("--no-baselines", o.no_baselines, "Skip the memcpy, oneTBB and OpenMP baselines");
+  cmd->add_flag("--rewrite", o.rewrite,
+                "Every rank rewrites the data it sends before each timed call (memset, timed with it), as a "
+                "program producing new data does, instead of sending the same cache-resident data again; "
+                "ranklab alone (no baselines, not with --compare)");
   cmd->add_flag("--require-quiet", o.require_quiet,
                 "Refuse to run (exit status 2) when the 1-minute load average is above 1.0 per core (without it: a "
                 "warning)");
