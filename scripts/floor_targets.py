@@ -17,11 +17,18 @@ Targets, per collective at p ranks (one rank per core):
   * 1 KiB, 64 KiB, 1 MiB: auto at most 0.5 x the faster MPI.
 Prints every row with its ratios and which target it misses (*), then the totals.
 
-For the calls in which each of the two ranks needs the other's data (barrier, allreduce,
-allgather(v), alltoall(v), reduce_scatter(_block)) at 8 B and 1 KiB, the bench's flag
-exchange (two threads each writing their data and a flag, then reading the other's: no
-library can do that call faster) is the floor: column /xchg is auto over it, and a missed
-target whose 0.5 x rival lies below the floor is marked "below floor" (f) instead of *.
+At 8 B and 1 KiB each call has a floor measured by the bench in the same run, with no
+library in it (column /mfloor is auto over it, the column after it names it):
+  * the calls in which each of the two ranks needs the other's data (barrier, allreduce,
+    allgather(v), alltoall(v), reduce_scatter(_block)): the flag exchange (two threads each
+    writing their data and a flag, then reading the other's);
+  * the rooted calls (bcast, reduce, gather(v), scatter(v), scan, exscan), where at p = 2
+    one rank sends and the other receives: the one-way stream of messages of that size
+    through a ring of lines (a run of calls cannot go faster than its messages can be
+    streamed), or, where less, the cache-line round trip (a receiver could copy from the
+    sender's buffer, which a loop leaves unchanged in its cache, but the sender has to learn
+    of the copy before it may return);
+a missed target whose 0.5 x rival lies below the floor is marked "below floor" (f) instead of *.
 From 64 KiB on, the OpenMP baseline (the same copies made by threads with no library) is
 the floor of the data movement: a missed target whose 0.5 x faster MPI lies below it, with
 auto within 1.1 x of it, is marked f too.
@@ -52,6 +59,7 @@ def main():
         return v / 1000.0 if v is not None else None
     round_trip_us = floor_us("cache_line_round_trip_ns") or float("nan")
     exchange = {8: floor_us("flag_exchange_ns"), 1024: floor_us("flag_exchange_1KiB_ns")}
+    stream = {8: floor_us("line_stream_ns"), 1024: floor_us("line_stream_1KiB_ns")}
     symmetric = {"barrier", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
                  "reduce_scatter_block"}
     auto_runs, other_runs, picks = defaultdict(list), defaultdict(lambda: defaultdict(list)), {}
@@ -71,9 +79,11 @@ def main():
     loads = "; ".join(f"{m.get('load_average_before', '?')} -> {m.get('load_average', '?')}" for m in machines)
     print(f"{len(docs)} run(s); load average {loads}; "
           f"cache-line round trip {round_trip_us * 1000:.0f} ns; flag exchange "
-          + ", ".join(f"{k} B: {v * 1000:.0f} ns" for k, v in exchange.items() if v is not None))
+          + ", ".join(f"{k} B: {v * 1000:.0f} ns" for k, v in exchange.items() if v is not None)
+          + "; one-way stream "
+          + ", ".join(f"{k} B: {v * 1000:.0f} ns" for k, v in stream.items() if v is not None))
     print(f"{'coll':22} {'bytes':>8} {'auto us':>9} {'ompi':>8} {'mpich':>8} {'openmp':>8} "
-          f"{'/best':>6} {'/floor':>7} {'/xchg':>6}  auto picks")
+          f"{'/best':>6} {'/floor':>7} {'/mfloor':>7} {'':6}  auto picks")
     met = missed = below_floor = 0
     for (coll, size), (t, pick) in sorted(auto.items()):
         o = others.get((coll, size), {})
@@ -85,7 +95,13 @@ def main():
         ratio = t / best
         floor_ratio = t / round_trip_us if small and round_trip_us == round_trip_us else None
         ok = ratio <= 0.5 and (floor_ratio is None or floor_ratio <= 3)
-        xfloor = exchange.get(max(size, 8)) if coll in symmetric and size <= 1024 else None
+        xfloor, xname = None, ""
+        if size <= 1024 and coll in symmetric:
+            xfloor, xname = exchange.get(max(size, 8)), "xchg"
+        elif size <= 1024 and stream.get(size) is not None:
+            xfloor, xname = stream[size], "stream"
+            if round_trip_us == round_trip_us and round_trip_us < xfloor:
+                xfloor, xname = round_trip_us, "rtrip"
         unreachable = not ok and xfloor is not None and 0.5 * best < xfloor
         # From 64 KiB on the copies dominate: the OpenMP baseline makes the same copies with
         # no library at all. Where ranklab is within 10% of it and half the faster MPI lies
@@ -98,7 +114,7 @@ def main():
         missed += not ok and not unreachable
         cells = " ".join(f"{o[k]:>8.3f}" if k in o else f"{'-':>8}" for k in ("openmpi", "mpich", "openmp"))
         floor = f"{floor_ratio:>7.1f}" if floor_ratio is not None else f"{'':>7}"
-        xchg = f"{t / xfloor:>6.2f}" if xfloor else f"{'':>6}"
+        xchg = f"{t / xfloor:>7.2f} {xname:6}" if xfloor else f"{'':>7} {'':6}"
         mark = "" if ok else " f" if unreachable else " *"
         print(f"{coll:22} {size:>8} {t:>9.3f} {cells} {ratio:>6.2f} {floor} {xchg}{mark} {pick}")
     print(f"\ntargets met: {met} of {met + missed + below_floor}; below the measured floor: {below_floor}; "

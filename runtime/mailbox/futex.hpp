@@ -33,4 +33,14 @@ inline void cpu_relax() {
 #endif
 }
 
+// Asks for the cache line at `p` in a state this core may write (x86 PREFETCHW, a no-op on
+// cores without it); elsewhere nothing.
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  (void)p;
+#endif
+}
+
 }  // namespace ranklab::detail

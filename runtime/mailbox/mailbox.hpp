@@ -85,6 +85,7 @@ inline constexpr std::size_t express_head_payload = sizeof(express_cell::payload
 inline constexpr std::size_t express_line_payload = sizeof(express_cell) - sizeof(std::uint32_t);
 inline constexpr std::uint32_t express_cells = 128;
 inline constexpr std::uint32_t express_max_lines = 35;
+inline constexpr std::uint32_t express_write_ahead = 4;  // lines: see try_post_express
 inline constexpr std::size_t express_max_bytes = express_head_payload + (express_max_lines - 1) * express_line_payload;
 static_assert(express_max_bytes >= 1024 && express_max_lines <= 255 && express_max_lines <= express_cells);
 

@@ -93,6 +93,13 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   pack(true);
   box.sent += lines;
   head.seq.store(seq, std::memory_order_release);
+  // Take a line a few messages on for writing now, if the receiver is known to be done with
+  // it: the receiver read it last, so a store to it waits for the line to come back, and
+  // with a call's worth of stores queued behind that one a sender that runs ahead (a
+  // root's bcasts, a non-root's gathers) stalled a crossing on every message. (8 B at p =
+  // 2: bcast 58 -> 43 ns, scan 90 -> 60, reduce 75 -> 60.)
+  if (const std::uint32_t ahead = box.sent + 1 + express_write_ahead; ahead - box.known_consumed <= express_cells)
+    prefetch_for_write(&box.cell(ahead));
   count_progress(e);
   e.t.ring(to);
   return true;

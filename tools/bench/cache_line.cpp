@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 
 #include "bench/peers.hpp"
 #include "ranklab/comm.hpp"
@@ -62,6 +64,51 @@ bool exchange_step(exchange_side& mine, const exchange_side& theirs, std::uint64
   return true;
 }
 
+// The one-way stream: a ring of slots, each a message's sequence number and data on whole
+// lines of their own, as many as fit the runtime's express lane (8 KiB); the receiver's
+// progress on a line of its own, read by the sender only when the ring looks full; and a
+// stop flag, read-only while the stream runs.
+constexpr std::size_t stream_ring_bytes = 8192;
+struct stream_ring {
+  std::atomic<bool> stop{false};
+  alignas(64) std::atomic<std::uint64_t> taken{0};
+  alignas(64) std::byte slots[stream_ring_bytes] = {};
+  std::size_t slot_bytes = 64, count = 1;
+
+  explicit stream_ring(std::size_t bytes)
+      : slot_bytes((sizeof(std::uint64_t) + bytes + 63) / 64 * 64), count(stream_ring_bytes / slot_bytes) {}
+  std::atomic<std::uint64_t>& seq(std::uint64_t k) {
+    return *std::launder(reinterpret_cast<std::atomic<std::uint64_t>*>(slots + (k % count) * slot_bytes));
+  }
+  std::byte* data(std::uint64_t k) { return slots + (k % count) * slot_bytes + sizeof(std::uint64_t); }
+};
+
+// Message k of the stream, sent: wait for its slot only if the ring looks full, write the
+// data, then the sequence number.
+void stream_send(stream_ring& ring, std::uint64_t k, std::uint64_t& known_taken, const std::byte* src,
+                 std::size_t bytes) {
+  while (k - known_taken > ring.count) known_taken = ring.taken.load(std::memory_order_acquire);
+  // The further lines first, then the line the receiver polls in one burst with the
+  // number: a store to it between the others would let the poller take it back each time.
+  const std::size_t head = std::min(bytes, 64 - sizeof(std::uint64_t));
+  if (bytes > head) std::memcpy(ring.data(k) + head, src + head, bytes - head);
+  std::memcpy(ring.data(k), src, head);
+  ring.seq(k).store(k, std::memory_order_release);
+}
+
+// The receiving thread: takes messages 1, 2, ... into `dst` until the stop flag is set.
+void stream_receive(stream_ring& ring, std::byte* dst, std::size_t bytes) {
+  for (std::uint64_t k = 1;; ++k) {
+    while (ring.seq(k).load(std::memory_order_acquire) != k)
+      if (ring.stop.load(std::memory_order_relaxed)) return;
+    // Every line of the message requested at once: a copy that meets them one by one waits
+    // a crossing for each.
+    for (std::size_t at = 64; at < sizeof(std::uint64_t) + bytes; at += 64) __builtin_prefetch(ring.data(k) + at);
+    std::memcpy(dst, ring.data(k), bytes);
+    ring.taken.store(k, std::memory_order_release);
+  }
+}
+
 }  // namespace
 
 cache_line_figures measure_cache_line(const timing_options& o) {
@@ -78,13 +125,19 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   // The flag exchanges, without data and with 1 KiB, one after the other on fresh sides.
   const std::size_t carried[2] = {0, exchange_bytes_max};
   auto sides = std::make_unique<exchange_side[]>(4);
-  measurement m, x[2];
+  // The streams, of 8 bytes and of 1 KiB, from rank 0 to rank 1.
+  const std::size_t streamed[2] = {8, exchange_bytes_max};
+  std::unique_ptr<stream_ring> rings[2] = {std::make_unique<stream_ring>(streamed[0]),
+                                           std::make_unique<stream_ring>(streamed[1])};
+  alignas(64) std::byte stream_src[exchange_bytes_max] = {}, stream_dst[exchange_bytes_max];
+  measurement m, x[2], s[2];
   run(t, [&](comm& cm) {
     if (cm.rank() == 1) {
       echo(line);
       for (int e = 0; e < 2; ++e)
         for (std::uint64_t k = 1; exchange_step(sides[2 * e + 1], sides[2 * e], k, carried[e]); ++k) {
         }
+      for (int e = 0; e < 2; ++e) stream_receive(*rings[e], stream_dst, streamed[e]);
       return;
     }
     std::uint64_t v = 0;
@@ -99,7 +152,8 @@ cache_line_figures measure_cache_line(const timing_options& o) {
       return seconds_since(t0) / static_cast<double>(iters);
     };
     auto stop_exchange = [&](int e) { sides[2 * e].flag.value.store(stop, std::memory_order_release); };
-    int stage = -1;  // -1: the round trip, then exchange e
+    auto stop_stream = [&](int e) { rings[e]->stop.store(true, std::memory_order_release); };
+    int stage = -1;  // -1: the round trip, then exchange e, then stream e - 2
     try {
       m = measure_batches(time_batch, o);
       line.value.store(stop, std::memory_order_release);
@@ -115,9 +169,23 @@ cache_line_figures measure_cache_line(const timing_options& o) {
             o);
         stop_exchange(stage);
       }
+      for (; stage < 4; ++stage) {
+        const int e = stage - 2;
+        std::uint64_t k = 0, known_taken = 0;
+        s[e] = measure_batches(
+            [&](std::int64_t iters) {
+              const auto t0 = clock_type::now();
+              for (std::int64_t i = 0; i < iters; ++i)
+                stream_send(*rings[e], ++k, known_taken, stream_src, streamed[e]);
+              return seconds_since(t0) / static_cast<double>(iters);
+            },
+            o);
+        stop_stream(e);
+      }
     } catch (...) {
       if (stage < 0) line.value.store(stop, std::memory_order_release);
       for (int e = std::max(stage, 0); e < 2; ++e) stop_exchange(e);
+      for (int e = std::max(stage - 2, 0); e < 2; ++e) stop_stream(e);
       throw;
     }
   });
@@ -135,6 +203,8 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   f.batches = static_cast<int>(m.batch_seconds.size());
   f.exchange_ns = x[0].usec.median * 1e3;
   f.exchange_1kib_ns = x[1].usec.median * 1e3;
+  f.stream_ns = s[0].usec.median * 1e3;
+  f.stream_1kib_ns = s[1].usec.median * 1e3;
   return f;
 }
 
@@ -146,6 +216,8 @@ void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f
   machine["cache_line_crossing_ns"] = ns(f.crossing_ns);
   machine["flag_exchange_ns"] = ns(f.exchange_ns);
   machine["flag_exchange_1KiB_ns"] = ns(f.exchange_1kib_ns);
+  machine["line_stream_ns"] = ns(f.stream_ns);
+  machine["line_stream_1KiB_ns"] = ns(f.stream_1kib_ns);
   if (f.measured)
     machine["cache_line_placement"] = f.placement;
   else
@@ -156,8 +228,10 @@ std::string describe(const cache_line_figures& f) {
   if (!f.measured) return "cache-line round trip: not measured (" + f.note + ")";
   return fmt::format(
       "cache-line round trip {:.1f} ns (one crossing {:.1f} ns; min {:.1f}, max {:.1f} over {} batches), flag "
-      "exchange {:.1f} ns (with 1 KiB each way {:.1f} ns), {}",
-      f.round_trip_ns, f.crossing_ns, f.min_ns, f.max_ns, f.batches, f.exchange_ns, f.exchange_1kib_ns, f.placement);
+      "exchange {:.1f} ns (with 1 KiB each way {:.1f} ns), one-way stream {:.1f} ns per 8 B message ({:.1f} ns "
+      "per 1 KiB), {}",
+      f.round_trip_ns, f.crossing_ns, f.min_ns, f.max_ns, f.batches, f.exchange_ns, f.exchange_1kib_ns, f.stream_ns,
+      f.stream_1kib_ns, f.placement);
 }
 
 }  // namespace ranklab::tools::bench
