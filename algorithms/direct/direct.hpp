@@ -17,7 +17,9 @@
 // owner (or in disjoint parts by a pusher) and read by nobody. Two fences are therefore the
 // minimum for one interval of copies, and there is none at all when nobody reads anything
 // (p = 1, or every block another rank would read is empty): the schedule is then local.
-// A rank's own block never crosses ranks: it is copied locally before the first fence.
+// A rank's own block never crosses ranks: it is copied locally, before the first fence, or
+// between the fences where the rank would otherwise only wait for the others' copies (the
+// roots of gather and scatter).
 // In place (in == out) is supported only where a rank keeps what others read apart from
 // what it writes; each algorithm says whether it does.
 //

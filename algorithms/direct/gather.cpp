@@ -1,7 +1,8 @@
 // Gather(v), shared-memory direct (outside the one-ported model; the fence protocol is in
 // direct/direct.hpp): between two fences every other rank writes its non-empty block
 // straight from its send buffer to its place (block_offset) in the root's receive buffer
-// (schedule::push), while the root copies its own. The copies run in parallel: the root
+// (schedule::push), while the root copies its own, all between the same two fences. The
+// copies run in parallel: the root
 // copying every block itself (as this algorithm did first) took a single core's time for
 // all of them (1 MiB blocks at p = 2: 140 us against 34 for OpenMP's threads each storing
 // theirs). The pushers write disjoint parts of the root's buffer, which nobody reads before
@@ -20,10 +21,17 @@ schedule build(const coll_args& a, int rank) {
   const bool root = rank == a.root;
   auto in = [&](int j) { return region{in_buffer, 0, block_count(a, j)}; };
   auto into = [&](int j) { return region{out_buffer, block_offset(a, j), block_count(a, j)}; };
-  if (root) detail::copy_own(s, a, in(rank), into(rank));
-  if (total_count(a) == block_count(a, a.root)) return s;  // nobody pushes (also p = 1)
-  s.fence();                                               // publish
-  if (!root && block_count(a, rank) > 0) s.push(a.root, in(rank), into(rank));
+  if (total_count(a) == block_count(a, a.root)) {  // nobody pushes (also p = 1)
+    if (root) detail::copy_own(s, a, in(rank), into(rank));
+    return s;
+  }
+  s.fence();  // publish
+  // The root copies its own block while the others push theirs, not before the fence, where
+  // they would wait for it (p = 2: 64 KiB blocks 3.0 -> 2.0 us, 1 MiB 64 -> 36 us).
+  if (root)
+    detail::copy_own(s, a, in(rank), into(rank));
+  else if (block_count(a, rank) > 0)
+    s.push(a.root, in(rank), into(rank));
   s.fence();  // withdraw
   return s;
 }

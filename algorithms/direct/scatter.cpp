@@ -1,6 +1,7 @@
 // Scatter(v), shared-memory direct (outside the one-ported model; the fence protocol is in
 // direct/direct.hpp): between two fences every non-root copies its block straight from its
-// place (block_offset) in the root's send buffer into its receive buffer, all at once.
+// place (block_offset) in the root's send buffer into its receive buffer, all at once, and
+// the root copies its own meanwhile.
 // Any root; empty blocks are not read. In place is not supported.
 // Rounds: 2 fences. Cost: 2 F + beta max_j m_j over the non-roots j, m_j = bytes of rank
 // j's block (all ranks copy in parallel): 2 F + beta m for equal blocks of m bytes.
@@ -14,10 +15,17 @@ namespace {
 schedule build(const coll_args& a, int rank) {
   schedule s = detail::call_schedule(a, rank);
   const detail::scattered_block mine(a, rank);
-  if (rank == a.root) detail::copy_own(s, a, mine.src, mine.dst);
-  if (total_count(a) == block_count(a, a.root)) return s;  // nothing to read (also p = 1)
-  s.fence();                                               // publish
-  if (rank != a.root && mine.src.count > 0) s.remote(a.root, mine.src, mine.dst);
+  if (total_count(a) == block_count(a, a.root)) {  // nothing to read (also p = 1)
+    if (rank == a.root) detail::copy_own(s, a, mine.src, mine.dst);
+    return s;
+  }
+  s.fence();  // publish
+  // The root copies its own block while the others read theirs, not before the fence, where
+  // they would wait for it (p = 2: 64 KiB blocks 3.9 -> 2.0 us, 1 MiB 60 -> 33 us).
+  if (rank == a.root)
+    detail::copy_own(s, a, mine.src, mine.dst);
+  else if (mine.src.count > 0)
+    s.remote(a.root, mine.src, mine.dst);
   s.fence();  // withdraw
   return s;
 }
