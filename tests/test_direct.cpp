@@ -158,10 +158,13 @@ std::vector<std::string> fence_problems(const schedule_set& set, bool in_out_ali
             fmt::format("rank {} reads rank {} after fence {} of {}", r, st.src_rank, es.epoch, all[r].fences));
         continue;
       }
-      // What we read must not be written meanwhile: by its owner, or pushed into by anyone.
+      // What we read must not be written meanwhile: by its owner, or pushed into by another
+      // rank (a rank's own steps run in order: it may push into what it read before, as the
+      // commutative direct reduce does into the root's buffer, in place its input).
       for (std::size_t x = 0; x < set.size(); ++x)
         for (const epoch_step& w : all[x].steps)
-          if (w.epoch == es.epoch && w.step.dst_rank == st.src_rank && overlap(w.step.dst, st.src, in_out_alias))
+          if (x != r && w.epoch == es.epoch && w.step.dst_rank == st.src_rank &&
+              overlap(w.step.dst, st.src, in_out_alias))
             problems.push_back(fmt::format("rank {} reads [{}, +{}) of rank {} while rank {} pushes into it", r,
                                            st.src.offset, st.src.count, st.src_rank, x));
       for (const epoch_step& w : all[static_cast<std::size_t>(st.src_rank)].steps)
@@ -268,37 +271,52 @@ TEST_CASE("direct: in place (reduce at the root, allreduce), both executors, bot
           }
 }
 
-TEST_CASE("direct: reduce takes both schemes: the root alone (2 fences) for short vectors, slices (3) for long") {
-  int alone = 0, split = 0;
-  for (int p : {2, 3, 4, 5, 7, 8, 16, 17}) {
-    bool was_split = false;
-    for (std::uint64_t n : {1, 10, 100, 1000, 10000, 100000, 1000000}) {
-      const call cl = direct_call(collective::reduce, p, n, p / 3);
-      const schedule_set set = plans_of(cl);
-      const verify_report rep = verify(set);
-      INFO("p=" << p << " n=" << n);
-      REQUIRE(rep.ok);
-      CHECK(rep.elements == 0);  // no data in messages
-      const int fences = fences_of(set);
-      if (fences == 2) {
-        CHECK_FALSE(was_split);                     // one threshold: short vectors alone, long ones split
-        CHECK(rep.remote_elements == (p - 1) * n);  // the root reads every other input
-        ++alone;
-      } else {
-        REQUIRE(fences == 3);
-        was_split = true;
-        // Every rank reads its slice of the p-1 other inputs, then the root the p-1 other slices.
+TEST_CASE(
+    "direct: reduce takes both schemes: the root alone (2 fences) for short vectors, slices for long (3 fences; "
+    "commutative: 2, the slices pushed to the root)") {
+  for (const operand& o : {int_sum, matrix_product}) {
+    const bool commutative = o.reduction.commutative;
+    INFO("commutative " << commutative);
+    int alone = 0, split = 0;
+    for (int p : {2, 3, 4, 5, 7, 8, 16, 17}) {
+      bool was_split = false;
+      for (std::uint64_t n : {1, 10, 100, 1000, 10000, 100000, 1000000}) {
+        const call cl = direct_call(collective::reduce, p, n, p / 3, o);
+        const schedule_set set = plans_of(cl);
+        const verify_report rep = verify(set);
+        INFO("p=" << p << " n=" << n);
+        REQUIRE(rep.ok);
+        CHECK(rep.elements == 0);  // no data in messages
+        std::uint64_t pushed = 0;
+        for (const schedule& s : set)
+          for (const ranklab::round& rd : s.rounds())
+            for (const local_step& st : s.post_steps(rd)) pushed += st.dst_rank != no_rank ? st.dst.count : 0;
         const auto parts = detail::equal_parts(n, p);
-        std::uint64_t want = 0;
-        for (int j = 0; j < p; ++j) want += parts[j].count * static_cast<std::uint64_t>(p - 1);
-        want += n - parts[static_cast<std::size_t>(cl.args.root)].count;
-        CHECK(rep.remote_elements == want);
+        std::uint64_t slices_read = 0;  // every rank's slice of the p-1 other inputs
+        for (int j = 0; j < p; ++j) slices_read += parts[j].count * static_cast<std::uint64_t>(p - 1);
+        const std::uint64_t others_slices = n - parts[static_cast<std::size_t>(cl.args.root)].count;
+        const int fences = fences_of(set);
+        if (fences == 2 && pushed == 0) {
+          CHECK_FALSE(was_split);                     // one threshold: short vectors alone, long ones split
+          CHECK(rep.remote_elements == (p - 1) * n);  // the root reads every other input
+          ++alone;
+          continue;
+        }
+        was_split = true;
         ++split;
+        if (commutative) {  // the others push their slices to the root
+          CHECK(fences == 2);
+          CHECK(pushed == others_slices);
+        } else {  // the root reads them after a middle fence
+          CHECK(fences == 3);
+          CHECK(pushed == 0);
+        }
+        CHECK(rep.remote_elements == slices_read + others_slices);
       }
     }
+    CHECK(alone > 0);
+    CHECK(split > 0);
   }
-  CHECK(alone > 0);
-  CHECK(split > 0);
 }
 
 TEST_CASE("direct: two fences, no data in messages, and the volume each rank reads remotely") {

@@ -9,6 +9,14 @@
 //    buffer, so the root copying is the only scheme with one copy. Each scratch slice is
 //    written in the first interval and read in the second; the root's receive buffer is
 //    read by nobody. Rounds 3 fences; cost 3 F + (p-1)/p m (gamma + 2 beta).
+//    With a commutative operator the order of the fold is free, and the split takes one
+//    fence and, at the root, two passes fewer: each rank starts its slice's fold from its own
+//    input (the root right in its receive buffer, so no copy is kept for in place), and the
+//    non-roots push their results into the root's receive buffer in the same interval. The
+//    slice j a non-root pushes to is, in place, the part of the root's input that only it
+//    reads, and it has read it by then. (p = 2: 64 KiB 7.5 -> 2.6 us, 1 MiB 93 -> 42 us.)
+//    Rounds 2 fences; cost (a non-root: copy, p-1 folds, push) 2 F + (p-1)/p m (gamma +
+//    beta) + 2 m/p beta.
 //  * root alone (short vectors, where one fence costs more than the parallel reduction
 //    saves): between two fences the root folds all p send buffers in rank order into its
 //    receive buffer. Rounds 2 fences; cost 2 F + (p-1) m (gamma + beta).
@@ -25,6 +33,15 @@ namespace {
 double alone_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double bytes = static_cast<double>(a.count * elem);
   return detail::fences_cost(2, a.p, m) + (a.p - 1) * bytes * (m.gamma + m.beta);
+}
+
+double split_pushed_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const double bytes = static_cast<double>(a.count * elem);
+  return detail::fences_cost(2, a.p, m) + bytes * (a.p - 1) / a.p * (m.gamma + m.beta) + 2 * bytes / a.p * m.beta;
+}
+
+double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  return a.commutative ? split_pushed_cost(a, elem, m) : detail::split_reduction_cost(a, elem, m);
 }
 
 // The root's own part of the fold, safe in place: a scratch copy unless it is read first.
@@ -68,6 +85,21 @@ void build_split(schedule& s, const coll_args& a) {
   s.fence();  // withdraw
 }
 
+void build_split_pushed(schedule& s, const coll_args& a) {
+  const int rank = s.rank();
+  const bool root = rank == a.root;
+  const detail::slices slice(a.count, a.p);
+  const region src = slice(in_buffer, rank);
+  const region result = root || src.count == 0 ? slice(out_buffer, rank) : region{s.scratch(src.count), 0, src.count};
+  s.fence();  // publish
+  if (src.count > 0) {
+    s.copy(src, result);
+    detail::for_other_ranks(rank, a.p, [&](int j) { s.remote(j, src, result, combine::reduce_in_left); });
+    if (!root) s.push(a.root, result, slice(out_buffer, rank));
+  }
+  s.fence();  // withdraw
+}
+
 schedule build(const coll_args& a, int rank) {
   schedule s = detail::call_schedule(a, rank);
   if (a.p == 1 || a.count == 0) {
@@ -75,15 +107,17 @@ schedule build(const coll_args& a, int rank) {
     return s;
   }
   const cost_model& m = detail::machine_cost_model();
-  if (alone_cost(a, a.elem_size, m) <= detail::split_reduction_cost(a, a.elem_size, m))
+  if (alone_cost(a, a.elem_size, m) <= split_cost(a, a.elem_size, m))
     build_alone(s, a);
+  else if (a.commutative)
+    build_split_pushed(s, a);
   else
     build_split(s, a);
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  return std::min(detail::split_reduction_cost(a, elem, m), alone_cost(a, elem, m));
+  return std::min(split_cost(a, elem, m), alone_cost(a, elem, m));
 }
 
 const algorithm info{
@@ -91,7 +125,8 @@ const algorithm info{
     .coll = collective::reduce,
     .summary =
         "shared memory (outside the one-ported model): rank r reduces slice r of all inputs in place, in "
-        "rank order, the root copies the slices (3 fences); short vectors: the root reduces alone (2 fences)",
+        "rank order, the root copies the slices (3 fences; commutative: the others push theirs, 2 fences); "
+        "short vectors: the root reduces alone (2 fences)",
     .one_ported = false,
     .build = build,
     .cost = cost,
