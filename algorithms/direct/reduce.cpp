@@ -15,8 +15,10 @@
 //    non-roots push their results into the root's receive buffer in the same interval. The
 //    slice j a non-root pushes to is, in place, the part of the root's input that only it
 //    reads, and it has read it by then. (p = 2: 64 KiB 7.5 -> 2.6 us, 1 MiB 93 -> 42 us.)
-//    Rounds 2 fences; cost (a non-root: copy, p-1 folds, push) 2 F + (p-1)/p m (gamma +
-//    beta) + 2 m/p beta.
+//    Rounds 2 fences; cost 2 F + (p-1)/p m (gamma + 2 beta): the three-fence split's volume
+//    with a fence less. (Counting a non-root's copy, folds and push, (p-1)/p m (gamma + beta)
+//    + 2 m/p beta, made the root alone look cheaper at p = 2, where it took 180 us for 1 MiB
+//    against 42: the machine model knows no caches, and the split's slices stay in them.)
 //  * root alone (short vectors, where one fence costs more than the parallel reduction
 //    saves): between two fences the root folds all p send buffers in rank order into its
 //    receive buffer. Rounds 2 fences; cost 2 F + (p-1) m (gamma + beta).
@@ -36,8 +38,7 @@ double alone_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 }
 
 double split_pushed_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const double bytes = static_cast<double>(a.count * elem);
-  return detail::fences_cost(2, a.p, m) + bytes * (a.p - 1) / a.p * (m.gamma + m.beta) + 2 * bytes / a.p * m.beta;
+  return detail::split_reduction_cost(a, elem, m) - detail::fences_cost(1, a.p, m);
 }
 
 double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
