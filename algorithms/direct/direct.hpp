@@ -1,5 +1,5 @@
 // What the shared-memory direct algorithms (algorithms/direct/, registered as "direct" for
-// every collective but barrier and the scans) have in common. They leave the one-ported
+// every collective but barrier and scan) have in common. They leave the one-ported
 // model: instead of messages, a rank copies straight out of (schedule::remote) or, for
 // bcast, into (schedule::push) another rank's buffers. See docs/algorithms.md, "Direct
 // shared-memory algorithms".
