@@ -28,6 +28,7 @@
 // term is that of the busiest rank.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "circulant/circulant_collectives.hpp"
@@ -88,6 +89,7 @@ inline void fold_all_ranks(schedule& s, region src, region own, region dst) {
 class slices {
  public:
   slices(std::uint64_t count, int p) : parts_(equal_parts(count, p)) {}
+  explicit slices(std::vector<root_part> parts) : parts_(std::move(parts)) {}
   region operator()(buffer_id b, int j) const {
     const root_part& pt = parts_[static_cast<std::size_t>(j)];
     return region{b, pt.offset, pt.count};
@@ -96,6 +98,23 @@ class slices {
  private:
   std::vector<root_part> parts_;
 };
+
+// Slices of `count` elements in rank order, rank `heavy`'s weighing `heavy_weight` against
+// `weight` for every other rank: rank j's slice ends at count * (weights of ranks 0..j) /
+// (all weights), so the slices tile the vector whatever the rounding.
+inline std::vector<root_part> weighted_parts(std::uint64_t count, int p, int heavy, std::uint64_t heavy_weight,
+                                             std::uint64_t weight) {
+  const std::uint64_t total = heavy_weight + static_cast<std::uint64_t>(p - 1) * weight;
+  std::vector<root_part> parts(static_cast<std::size_t>(p));
+  std::uint64_t at = 0, weights = 0;
+  for (int j = 0; j < p; ++j) {
+    weights += j == heavy ? heavy_weight : weight;
+    const auto end = static_cast<std::uint64_t>(static_cast<unsigned __int128>(count) * weights / total);
+    parts[static_cast<std::size_t>(j)] = root_part{j, at, end - at};
+    at = end;
+  }
+  return parts;
+}
 
 // Cost of the split reductions (reduce, allreduce on long vectors): rank r folds slice r
 // (about m/p) of all p inputs, then the slices are copied to where they belong; 3 fences.

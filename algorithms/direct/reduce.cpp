@@ -21,7 +21,8 @@
 //    against 42: the machine model knows no caches, and the split's slices stay in them.)
 //  * root alone (short vectors, where one fence costs more than the parallel reduction
 //    saves): between two fences the root folds all p send buffers in rank order into its
-//    receive buffer. Rounds 2 fences; cost 2 F + (p-1) m (gamma + beta).
+//    receive buffer. Rounds 2 fences; cost 2 F + (p-1) m (gamma + beta). (Non-commutative
+//    operators only, in effect: the pushed split has as few fences and less to copy.)
 // In place at the root (in == out) works: the root keeps a copy of the part of its own
 // input its fold would overwrite before reading it (unless it is rank p-1, whose input is
 // read first), and writes no part of its receive buffer that others read in that interval.
@@ -86,10 +87,18 @@ void build_split(schedule& s, const coll_args& a) {
   s.fence();  // withdraw
 }
 
+// The pushed split's slices: the root folds its slice in p passes (the copy of its own
+// input, p-1 folds), every other rank in p + 1 (and the push), so the root's slice is (p+1)/p
+// of the others' and all finish together (p = 2: 64 KiB 2.6 -> 2.2 us, 1 MiB 40 -> 32 us).
+std::vector<detail::root_part> pushed_split_parts(const coll_args& a) {
+  return detail::weighted_parts(a.count, a.p, a.root, static_cast<std::uint64_t>(a.p) + 1,
+                                static_cast<std::uint64_t>(a.p));
+}
+
 void build_split_pushed(schedule& s, const coll_args& a) {
   const int rank = s.rank();
   const bool root = rank == a.root;
-  const detail::slices slice(a.count, a.p);
+  const detail::slices slice(pushed_split_parts(a));
   const region src = slice(in_buffer, rank);
   const region result = root || src.count == 0 ? slice(out_buffer, rank) : region{s.scratch(src.count), 0, src.count};
   s.fence();  // publish
