@@ -58,6 +58,16 @@ bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
   return false;
 }
 
+// The first line's fields besides the sequence number (written last, to publish them).
+void write_head(express_cell& head, const call_tag& tag, std::uint16_t bytes, std::uint32_t lines) {
+  head.coll = tag.coll;
+  head.bytes = bytes;
+  head.lines = static_cast<std::uint8_t>(lines);
+  head.call = tag.call;
+  head.root = tag.root;
+  head.signature = tag.signature;
+}
+
 }  // namespace
 
 bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std::span<const piece> pieces,
@@ -84,12 +94,7 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   };
   if (lines > 1) pack(false);
   express_cell& head = box.cell(seq);
-  head.coll = tag.coll;
-  head.bytes = static_cast<std::uint16_t>(bytes);
-  head.lines = static_cast<std::uint8_t>(lines);
-  head.call = tag.call;
-  head.root = tag.root;
-  head.signature = tag.signature;
+  write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
   pack(true);
   box.sent += lines;
   head.seq.store(seq, std::memory_order_release);
@@ -113,12 +118,7 @@ bool try_post_express_descriptor(engine& e, mailbox& box, int to, operation& op,
   if (bytes <= e.t.options.eager_limit || bytes > express_descriptor_max_bytes || !express_room(box, 1)) return false;
   const std::uint32_t seq = box.sent + 1;
   express_cell& head = box.cell(seq);
-  head.coll = op.tag.coll;
-  head.bytes = express_descriptor_mark;
-  head.lines = 1;
-  head.call = op.tag.call;
-  head.root = op.tag.root;
-  head.signature = op.tag.signature;
+  write_head(head, op.tag, express_descriptor_mark, 1);
   box.descriptor(seq) =
       express_descriptor{op.send_pieces.data(), bytes, static_cast<std::uint32_t>(op.send_pieces.size()), 0};
   box.sent = seq;
@@ -194,13 +194,27 @@ void release_express(engine& e, mailbox& box, int from, std::uint32_t seq) {
   box.taken_through(seq);
   e.t.ring(from);
 }
-struct express_release_guard {  // releases even if the copy throws (a user operator may)
-  engine& e;
-  mailbox& box;
-  int from;
-  std::uint32_t seq;
-  ~express_release_guard() { release_express(e, box, from, seq); }
-};
+
+// Copies (or reduces) the express descriptor's message `seq` from `from` into `dst` and
+// lets its sender go, even if the copy throws (a user operator may). Throws remote_failure
+// when the sender has withdrawn the message.
+void copy_express_descriptor(engine& e, int from, std::uint32_t seq, std::span<const piece> dst, combine how,
+                             const reduction& red, const char* operation) {
+  mailbox& box = e.t.box(from, e.me);
+  struct release_guard {
+    engine& e;
+    mailbox& box;
+    int from;
+    std::uint32_t seq;
+    ~release_guard() { release_express(e, box, from, seq); }
+  } release{e, box, from, seq};
+  if (!claim_express(box, seq)) {
+    e.t.check_failure(e.me, operation);  // the sender withdrew: the team has failed
+    throw remote_failure(e.me, operation, from, "sender withdrew its message");
+  }
+  const express_descriptor& d = box.descriptor(seq);
+  transfer(std::span(d.pieces, d.piece_count), dst, how, red);
+}
 
 // Lets a descriptor go without copying (the receiver rejects the message).
 void release_unread(engine& e, int from, const message_header& h) {
@@ -236,14 +250,7 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
     const piece src{const_cast<std::byte*>(payload), h.bytes};
     transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
   } else if (h.kind == message_kind::express_descriptor) {
-    mailbox& box = e.t.box(from, e.me);
-    const express_release_guard release{e, box, from, h.seq};
-    if (!claim_express(box, h.seq)) {
-      e.t.check_failure(e.me, op.name);  // the sender withdrew: the team has failed
-      throw remote_failure(e.me, op.name, from, "sender withdrew its message");
-    }
-    const express_descriptor& d = box.descriptor(h.seq);
-    transfer(std::span(d.pieces, d.piece_count), op.recv_pieces, how, op.red);
+    copy_express_descriptor(e, from, h.seq, op.recv_pieces, how, op.red, op.name);
   } else {
     send_descriptor& d = *h.descriptor;
     std::uint32_t expected = send_descriptor::posted;
@@ -316,16 +323,10 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
 
 // Sets an express descriptor's message aside as an eager one: its line is needed for the
 // messages after it, and its sender is waiting for its release.
-void stash_express(engine& e, int from, mailbox& box, stashed_message& m) {
-  const express_release_guard release{e, box, from, m.header.seq};
-  if (!claim_express(box, m.header.seq)) {
-    e.t.check_failure(e.me, "receive");
-    throw remote_failure(e.me, "receive", from, "sender withdrew its message");
-  }
-  const express_descriptor& d = box.descriptor(m.header.seq);
-  m.payload.resize(chunks_for(header_bytes + d.bytes));
-  const piece dst{m.payload.front().bytes + header_bytes, d.bytes};
-  transfer(std::span(d.pieces, d.piece_count), std::span(&dst, 1), combine::copy, reduction{});
+void stash_express(engine& e, int from, stashed_message& m) {
+  m.payload.resize(chunks_for(header_bytes + m.header.bytes));
+  const piece dst{m.payload.front().bytes + header_bytes, m.header.bytes};
+  copy_express_descriptor(e, from, m.header.seq, std::span(&dst, 1), combine::copy, reduction{}, "receive");
   m.header.kind = message_kind::eager;
 }
 
@@ -350,7 +351,7 @@ bool try_receive(engine& e, operation& op, int from) {
     // A message of another call (an outstanding request, or one this rank has not reached).
     stashed_message m{from, h, {}};
     if (h.kind == message_kind::express_descriptor)
-      stash_express(e, from, box, m);
+      stash_express(e, from, m);
     else if (h.kind == message_kind::eager)
       m.payload.assign(e.cs.stage.begin(),
                        e.cs.stage.begin() + static_cast<std::ptrdiff_t>(chunks_for(header_bytes + h.bytes)));

@@ -69,17 +69,20 @@ impl_result measure_ranklab(const call& c, const timing_options& o, bool check, 
           cm.barrier();
           if (!ok) return;
         }
-        // What this rank sends from: its input, or a bcast root's buffer (--rewrite).
-        const buffer_extent ext = buffer_extents(c.args, r);
-        std::byte* const sent = ext.in > 0 ? static_cast<std::byte*>(const_cast<void*>(in))
-                                : c.args.coll == collective::bcast && r == c.args.root ? static_cast<std::byte*>(out)
-                                                                                       : nullptr;
-        const std::size_t sent_bytes = !rewrite || !sent ? 0 : (ext.in > 0 ? ext.in : ext.out) * c.type.size;
+        // What --rewrite rewrites: the data this rank sends, its input or a bcast root's buffer.
+        std::span<std::byte> sent;
+        if (rewrite) {
+          const buffer_extent ext = buffer_extents(c.args, r);
+          if (ext.in > 0)
+            sent = {static_cast<std::byte*>(const_cast<void*>(in)), ext.in * c.type.size};
+          else if (c.args.coll == collective::bcast && r == c.args.root)
+            sent = {static_cast<std::byte*>(out), ext.out * c.type.size};
+        }
         auto time_batch = [&](std::int64_t iters) {
           cm.barrier();
           const auto t0 = clock_type::now();
           for (std::int64_t i = 0; i < iters; ++i) {
-            if (sent_bytes) std::memset(sent, static_cast<int>(i & 0x7f), sent_bytes);
+            if (!sent.empty()) std::memset(sent.data(), static_cast<int>(i & 0x7f), sent.size());
             cm.run_collective(c, in, out);
           }
           const double local = seconds_since(t0) / static_cast<double>(iters);
