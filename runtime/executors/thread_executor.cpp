@@ -15,6 +15,7 @@
 
 #include "executors/progress_thread.hpp"
 #include "executors/schedule_cache.hpp"
+#include "mailbox/futex.hpp"
 #include "mailbox/protocol.hpp"
 #include "ranklab/errors.hpp"
 
@@ -191,6 +192,20 @@ bool fence_met_by_all(const engine& e, std::size_t slot, std::uint64_t number) {
   return true;
 }
 
+// Takes for writing, while this rank waits at a fence, the wide payload buffer of the next
+// call (call number + 1), as much of it as this call's payload fills: a repeated call
+// writes the same again. The others read that buffer last, so each of its lines held a
+// crossing when the next call's payload was written into it; that write now finds them
+// owned here. (1 KiB at p = 2: allgather by fence payloads 540 -> 395 ns.) A hint only: if
+// the next call differs, or some rank still reads the buffer (after a fence that did not
+// wait for every rank), that rank fetches the line again.
+void take_next_wide_payload(engine& e, const operation& op) {
+  const std::size_t next_slot = (op.tag.call + 1) % call_slots;
+  const std::byte* next = e.t.wide_payload(e.me, next_slot, e.t.slots[e.me].fences_met[next_slot] + 1);
+  const std::size_t bytes = op.plan->buffer_count(op.plan->payload_buffer()) * op.type.size;
+  for (std::size_t at = 0; at < bytes; at += 64) prefetch_for_write(next + at);
+}
+
 void arrive_at_fence(engine& e, operation& op, const round& rd) {
   const std::size_t slot = op.tag.call % call_slots;
   rank_slot& me = e.t.slots[e.me];
@@ -217,6 +232,7 @@ void arrive_at_fence(engine& e, operation& op, const round& rd) {
       written = {op.tag.call, op.tag.signature};
     }
     met.store(mine, std::memory_order_release);
+    if (op.plan->payload_wide()) take_next_wide_payload(e, op);
     // With a full barrier after the flag (fibers), of two ranks arriving together at least
     // one sees the other's flag, so the last arrival finds the fence passed and rings. With
     // the asymmetric barrier (threads) the flag's store does not wait for its cache line, a
