@@ -47,15 +47,21 @@ bool express_room(mailbox& box, std::uint32_t lines) {
 // more than a quarter of the lane: with fewer than four in flight, the queue's room keeps a
 // run of them streaming (a run of 1 KiB scans waiting for the lane: 1.2x slower).
 bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
-  constexpr int patience = 16;  // polls of `consumed`, each about a crossing
+  constexpr int patience = 16;                        // polls of `consumed`, each about a crossing
+  constexpr std::uint32_t express_refill_lines = 16;  // room awaited: an eighth of the lane
   const bool draining = box.known_consumed != box.consumed_when_full;
   box.consumed_when_full = box.known_consumed;
   if (!draining || e.t.fibers || lines > express_cells / 4) return false;
+  // Wait for room for several messages, not one: a sender let go at the first free line
+  // finds the lane full again after one message and polls `consumed` after every message,
+  // and each poll takes that line from the receiver, whose next store to it then waits a
+  // crossing. (8 B gather at p = 2, the non-root streaming: 72-75 -> 55-60 ns per call.)
+  const std::uint32_t batch = std::max(lines, express_refill_lines);
   for (int i = 0; i < patience; ++i) {
     cpu_relax();
-    if (express_room(box, lines)) return true;
+    if (express_room(box, batch)) return true;
   }
-  return false;
+  return express_room(box, lines);
 }
 
 // The first line's fields besides the sequence number (written last, to publish them).
