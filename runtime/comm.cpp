@@ -149,6 +149,8 @@ comm::~comm() {
     cs.threaded = false;
   }
   abandon_unfinished(*team_, rank_, cs);
+  engine e{*team_, cs, rank_};
+  detail::publish_taken_from_all(e);  // what it took counts as taken for check_quiet
   cs.ended.store(true, std::memory_order_release);
   if (!cs.stash.empty()) {
     std::string text;

@@ -485,6 +485,7 @@ bool progress_all(engine& e, operation* first) {
 }
 
 std::pair<wait_reason, int> blocked_on(engine& e, const operation& op) {
+  publish_taken_from_all(e);  // a sender waiting for room must not wait for a sleeper
   rank_slot& slot = e.t.slots[e.me];
   if (slot.call.load(std::memory_order_relaxed) != op.tag.call || slot.call_key != op.entry.get()) {
     std::lock_guard lock(slot.call_mutex);

@@ -207,6 +207,7 @@ bool claim_express(mailbox& box, std::uint32_t seq) {
 }
 void release_express(engine& e, mailbox& box, int from, std::uint32_t seq) {
   box.taken_through(seq);
+  box.publish_taken();  // the sender waits for exactly this
   e.t.ring(from);
 }
 
@@ -317,9 +318,14 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
     last = seq + cell.lines - 1;
   } else {
     auto& queue = box.queue;
-    if (queue.read_available() == 0) return false;
+    // Nothing to take: the receiver has caught up, so the sender may as well learn how far.
+    const auto none = [&] {
+      if (box.publish_taken()) e.t.ring(from);
+      return false;
+    };
+    if (queue.read_available() == 0) return none();
     std::memcpy(&h, queue.front().bytes, sizeof h);
-    if (h.seq != seq) return false;  // an express message before it is not visible yet
+    if (h.seq != seq) return none();  // an express message before it is not visible yet
     if (h.kind == message_kind::eager)
       queue.pop(payload.data(), h.chunks);
     else
@@ -373,6 +379,13 @@ bool try_receive(engine& e, operation& op, int from) {
     stash.push_back(std::move(m));
   }
   return false;
+}
+
+void publish_taken_from_all(engine& e) {
+  for (int from = 0; from < e.t.p; ++from) {
+    mailbox* box = e.t.box_pointer(static_cast<std::size_t>(from) * e.t.p + e.me).load(std::memory_order_acquire);
+    if (box && box->publish_taken()) e.t.ring(from);
+  }
 }
 
 }  // namespace ranklab::detail

@@ -33,4 +33,8 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes);
 // Throws mismatch_error or size_mismatch_error when the message is not the one expected.
 bool try_receive(engine& e, operation& op, int from);
 
+// Lets every sender to this rank know how far the rank has taken its messages (see
+// mailbox::taken_through): before the rank blocks, and when its comm ends.
+void publish_taken_from_all(engine& e);
+
 }  // namespace ranklab::detail
