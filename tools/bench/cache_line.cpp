@@ -27,14 +27,9 @@ struct alignas(64) bounced_line {
 
 constexpr std::uint64_t stop = ~std::uint64_t{0};
 
-// x86 PREFETCHW, as the runtime issues it (mailbox/futex.hpp); elsewhere nothing.
-inline void prefetch_for_write(const void* p) {
-#if defined(__x86_64__) || defined(__i386__)
-  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
-#else
-  (void)p;
-#endif
-}
+// Asks for the line at `p` in a state this core may write: PREFETCHW on x86 (this file is
+// built with -mprfchw, CMakeLists.txt), as the runtime issues it (mailbox/futex.hpp).
+inline void prefetch_for_write(const void* p) { __builtin_prefetch(p, 1); }
 
 // The second thread: answers every odd value v with v + 1 until told to stop. It spins
 // without pausing, as the floor is what the two cores can do.
