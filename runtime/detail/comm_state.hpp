@@ -43,6 +43,9 @@ struct alignas(64) comm_state {
   // Optional progress thread (team_options::progress_thread): it and the rank thread take
   // `progress_lock` around every advance.
   bool threaded = false;
+  // Some mailbox to this rank holds messages taken but not yet told to their sender
+  // (mailbox::taken_through): publish_taken_from_all has work to do.
+  bool takes_unpublished = false;
   std::mutex progress_lock;
   std::thread progress_thread;
   bool stop = false;

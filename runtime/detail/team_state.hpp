@@ -326,6 +326,10 @@ struct team_state {
       const std::uint64_t epoch = fibers ? fibers->wake_epoch(me) : 0;
       if (ready()) return;
       if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
+      // Again: ready() may have taken messages, whose senders must learn of them before
+      // this rank sleeps (blocked_on publishes them: mailbox::taken_through), or a sender
+      // waiting for room would wait for a sleeper.
+      blocked_on();
       // A parked fiber needs no timeout: when every rank is parked, the scheduler says so.
       if (fibers) {
         fibers->park(epoch);

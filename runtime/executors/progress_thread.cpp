@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "executors/thread_executor.hpp"
+#include "mailbox/protocol.hpp"
 
 namespace ranklab::detail {
 
@@ -26,6 +27,7 @@ void progress_thread_main(team_state* t, std::shared_ptr<comm_state> state, int 
         abandon_all(*t, rank, cs, nullptr);
       }
       idle = cs.active.empty();
+      publish_taken_from_all(e);  // before it dozes, as a rank does before it sleeps
     }
     // Sleep until a message or release rings the rank's doorbell (or briefly, to notice
     // new requests and stop).

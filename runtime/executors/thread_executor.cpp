@@ -199,6 +199,7 @@ bool fence_met_by_all(const engine& e, std::size_t slot, std::uint64_t number) {
 // owned here. (1 KiB at p = 2: allgather by fence payloads 540 -> 395 ns.) A hint only: if
 // the next call differs, or some rank still reads the buffer (after a fence that did not
 // wait for every rank), that rank fetches the line again.
+static_assert(flag_fence_ranks <= wide_fence_payload_ranks, "every flag-fence team has wide payload buffers");
 void take_next_wide_payload(engine& e, const operation& op) {
   const std::size_t next_slot = (op.tag.call + 1) % call_slots;
   const std::byte* next = e.t.wide_payload(e.me, next_slot, e.t.slots[e.me].fences_met[next_slot] + 1);

@@ -85,8 +85,9 @@ inline constexpr std::size_t express_head_payload = sizeof(express_cell::payload
 inline constexpr std::size_t express_line_payload = sizeof(express_cell) - sizeof(std::uint32_t);
 inline constexpr std::uint32_t express_cells = 128;
 inline constexpr std::uint32_t express_max_lines = 35;
-inline constexpr std::uint32_t express_write_ahead = 4;    // lines: see try_post_express
-inline constexpr std::uint32_t express_publish_lines = 8;  // see mailbox::taken_through
+inline constexpr std::uint32_t express_write_ahead = 4;       // lines: see try_post_express
+inline constexpr std::uint32_t express_publish_lines = 8;     // see mailbox::taken_through
+inline constexpr std::uint32_t express_take_ahead_lines = 4;  // see try_post_express
 inline constexpr std::size_t express_max_bytes = express_head_payload + (express_max_lines - 1) * express_line_payload;
 static_assert(express_max_bytes >= 1024 && express_max_lines <= 255 && express_max_lines <= express_cells);
 
@@ -165,7 +166,8 @@ struct alignas(64) mailbox {
   std::uint32_t known_consumed = 0;      // the receiver's `consumed`, as last read
   std::uint32_t consumed_when_full = 0;  // known_consumed when the lane was last found full
   // Receiver's side: `consumed` is read by the sender only when the express lane looks full.
-  alignas(64) std::atomic<std::uint32_t> consumed{0};  // sequence number of the last message taken
+  // The sequence number of the last message taken and told to the sender (taken_through).
+  alignas(64) std::atomic<std::uint32_t> consumed{0};
   // The receiver's own copy of `consumed`, on a line the sender never reads: a sender
   // waiting for room polls `consumed`, which takes its line away from the receiver.
   alignas(64) std::uint32_t taken = 0;
@@ -210,7 +212,8 @@ struct alignas(64) mailbox {
   // Receiver only: the sequence number of the next message to take, and recording that
   // every message through `last` has been taken.
   std::uint32_t next_to_take() const { return taken + 1; }
-  // The sender learns of it every express_publish_lines lines, and whenever the receiver
+  // The sender learns of it every express_publish_lines sequence numbers (lines, or queue
+  // messages), and whenever the receiver
   // finds no further message, releases an express descriptor or is about to block
   // (publish_taken): a sender that has filled the lane polls `consumed`, and a store to it
   // after every message had the receiver wait a crossing for that line each time. (8 B

@@ -47,7 +47,7 @@ bool express_room(mailbox& box, std::uint32_t lines) {
 // more than a quarter of the lane: with fewer than four in flight, the queue's room keeps a
 // run of them streaming (a run of 1 KiB scans waiting for the lane: 1.2x slower).
 bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
-  constexpr int patience = 16;                        // polls of `consumed`, each about a crossing
+  constexpr int patience = 16;                        // polls of `consumed` (and one last), each about a crossing
   constexpr std::uint32_t express_refill_lines = 16;  // room awaited: an eighth of the lane
   const bool draining = box.known_consumed != box.consumed_when_full;
   box.consumed_when_full = box.known_consumed;
@@ -55,7 +55,7 @@ bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
   // Wait for room for several messages, not one: a sender let go at the first free line
   // finds the lane full again after one message and polls `consumed` after every message,
   // and each poll takes that line from the receiver, whose next store to it then waits a
-  // crossing. (8 B gather at p = 2, the non-root streaming: 72-75 -> 55-60 ns per call.)
+  // crossing. (8 B gather at p = 2, the non-root streaming: 60-81 -> 57-59 ns per call.)
   const std::uint32_t batch = std::max(lines, express_refill_lines);
   for (int i = 0; i < patience; ++i) {
     cpu_relax();
@@ -117,8 +117,8 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
   // is written. (1 KiB at p = 2: allreduce by recursive doubling 580 -> 530 ns, gather 245
   // -> 235.) Not the first, which a receiver that keeps up polls, and not after a message
   // of a few lines, where taking them cost more than it saved (64 B sendrecv, two lines a
-  // message: 0.19 -> 0.20 us).
-  if (lines >= express_write_ahead)
+  // message: 0.19 -> 0.21 us).
+  if (lines >= express_take_ahead_lines)
     for (std::uint32_t line = box.sent + 2; line < box.sent + 1 + lines && line - box.known_consumed <= express_cells;
          ++line)
       prefetch_for_write(&box.cell(line));
@@ -334,6 +334,7 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
       queue.pop();
   }
   box.taken_through(last);
+  if (box.published != box.taken) e.cs.takes_unpublished = true;
   // A sender that runs ahead (the non-roots of a run of gathers, the root of a run of
   // bcasts) has written the next lines already: start fetching the next one and one a few
   // messages on, so that a later receive finds its line arriving rather than stalls a whole
@@ -384,6 +385,8 @@ bool try_receive(engine& e, operation& op, int from) {
 }
 
 void publish_taken_from_all(engine& e) {
+  if (!e.cs.takes_unpublished) return;
+  e.cs.takes_unpublished = false;
   for (int from = 0; from < e.t.p; ++from) {
     mailbox* box = e.t.box_pointer(static_cast<std::size_t>(from) * e.t.p + e.me).load(std::memory_order_acquire);
     if (box && box->publish_taken()) e.t.ring(from);
