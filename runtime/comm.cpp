@@ -195,8 +195,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
               cell.bytes == detail::express_descriptor_mark)
             break;
           const std::size_t bytes = box.copy_express(seq, recv.data());
-          box.taken_through(seq + cell.lines - 1);
-          if (box.published != box.taken) cs.takes_unpublished = true;
+          if (box.taken_through(seq + cell.lines - 1)) cs.takes_unpublished = true;
           team_->ring(source);  // it may wait for room
           count_progress(e);
           return bytes;

@@ -213,14 +213,15 @@ struct alignas(64) mailbox {
   // every message through `last` has been taken.
   std::uint32_t next_to_take() const { return taken + 1; }
   // The sender learns of it every express_publish_lines sequence numbers (lines, or queue
-  // messages), and whenever the receiver
-  // finds no further message, releases an express descriptor or is about to block
-  // (publish_taken): a sender that has filled the lane polls `consumed`, and a store to it
-  // after every message had the receiver wait a crossing for that line each time. (8 B
-  // scatter at p = 2, a loop of calls: 75-78 -> 55-64 ns.)
-  void taken_through(std::uint32_t last) {
+  // messages), and whenever the receiver finds no further message, releases an express
+  // descriptor or is about to block (publish_taken): a sender that has filled the lane
+  // polls `consumed`, and a store to it after every message had the receiver wait a
+  // crossing for that line each time. (8 B scatter at p = 2, a loop of calls: 75-78 ->
+  // 55-64 ns.) Returns whether some of it is still untold (comm_state::takes_unpublished).
+  bool taken_through(std::uint32_t last) {
     taken = last;
     if (last - published >= express_publish_lines) publish_taken();
+    return published != taken;
   }
   // Stores `taken` to `consumed` if it has moved since; returns whether it did (then the
   // caller rings the sender, which may be asleep waiting for room).

@@ -333,8 +333,7 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
     else
       queue.pop();
   }
-  box.taken_through(last);
-  if (box.published != box.taken) e.cs.takes_unpublished = true;
+  if (box.taken_through(last)) e.cs.takes_unpublished = true;
   // A sender that runs ahead (the non-roots of a run of gathers, the root of a run of
   // bcasts) has written the next lines already: start fetching the next one and one a few
   // messages on, so that a later receive finds its line arriving rather than stalls a whole
