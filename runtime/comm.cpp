@@ -209,7 +209,8 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   op.entry.reset();
   op.plan = nullptr;
   op.p2p = true;
-  op.publishes = false;  // a round shares no buffers (the last collective's plan may have)
+  op.publishes = false;      // a round shares no buffers (the last collective's plan may have)
+  op.messages_only = false;  // not a plan's rounds (run_quick)
   op.name = "sendrecv";
   op.tag = call_tag{};
   op.p2p_to = dest;

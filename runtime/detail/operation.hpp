@@ -42,7 +42,8 @@ struct operation {
 
   // Progress: the prologue, then per round: pre steps, post the send, take the receive,
   // wait for the send's release, post steps.
-  bool publishes = false;  // its plan shares buffers (fences, direct steps): see prepare()
+  bool publishes = false;      // its plan shares buffers (fences, direct steps): see prepare()
+  bool messages_only = false;  // its rounds are messages and local steps: see run_quick()
   bool started = false;
   bool complete = false;
   std::size_t round = 0;

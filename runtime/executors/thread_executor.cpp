@@ -322,6 +322,7 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   const bool fences = std::any_of(s.rounds().begin(), s.rounds().end(), [](const round& rd) { return rd.fence; });
   op.publishes =
       s.touches_remote_buffers() || (fences && (s.payload_buffer() == no_buffer || s.size() > flag_fence_ranks));
+  op.messages_only = !fences && !s.touches_remote_buffers() && s.payload_buffer() == no_buffer;
   if (const buffer_id payload = s.payload_buffer(); payload != no_buffer) {
     const std::uint64_t bytes = s.buffer_count(payload) * type.size;
     const std::uint64_t room = !s.payload_wide()                      ? fence_payload_bytes
@@ -515,13 +516,81 @@ namespace {
 // no progress thread, which would share `op` under the comm's lock): polls it directly,
 // without the progress pass's bookkeeping, for the spin stage of team_state::wait. Returns
 // whether that completed it; `polls` counts the polls made.
+// Whether what `op`, just left blocked by advance(), waits for may have come: a message
+// in the express lane or the queue from the rank it receives from, or the flag of a rank
+// it waits for at a fence. A poll of that one line, where advance() would walk the round
+// again (its stages, the stash, the mailbox) on every poll. Anything else (room to send, a
+// release) is worth an advance() on every poll.
+bool may_advance(engine& e, const operation& op) {
+  if (op.p2p || !op.started || op.round >= op.plan->rounds().size()) return true;
+  const round& rd = op.plan->rounds()[op.round];
+  if (rd.fence && !op.fence_left) {
+    if (!op.fence_arrived || e.t.p > flag_fence_ranks) return true;
+    const int waits_for = op.fence_waits_for == every_rank ? op.fence_next_seen : op.fence_waits_for;
+    return waits_for >= e.t.p || waits_for == e.me || has_met(e, waits_for, op.tag.call % call_slots, op.fence_number);
+  }
+  if (rd.recv_from == no_rank || op.received || (rd.send_to != no_rank && !op.posted) || !e.cs.stash.empty())
+    return true;
+  mailbox& box = e.t.box(rd.recv_from, e.me);
+  const std::uint32_t seq = box.next_to_take();
+  return box.cell(seq).seq.load(std::memory_order_acquire) == seq || box.queue.read_available() > 0;
+}
+
+// The local steps of a plan that has no steps on other ranks' buffers.
+void run_local_steps(operation& op, std::span<const local_step> steps) {
+  for (const local_step& st : steps) {
+    if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+    transfer(op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * op.type.size, st.how, op.red);
+  }
+}
+
+// A blocking call whose plan has only message rounds and local steps (operation::
+// messages_only), run from its start by a rank with nothing else to advance, for as long
+// as each message fits the express lane and the one expected arrives there. It does what
+// advance() does, in the same order, less what cannot apply (fences, published buffers,
+// the stash, tracing, other operations); where anything else comes up it stops with the
+// operation at that stage, and advance() goes on from there. For small calls that
+// bookkeeping was most of a call: 8 B at p = 2, gather 50 -> 38 ns, bcast 42 -> 33,
+// allgather 190 -> 176.
+bool run_quick(engine& e, operation& op, int& polls) {
+  const schedule& s = *op.plan;
+  run_local_steps(op, s.prologue());
+  op.started = true;
+  for (const std::size_t rounds = s.rounds().size(); op.round < rounds;) {
+    const round& rd = s.rounds()[op.round];
+    run_local_steps(op, s.pre_steps(rd));
+    op.received_bytes = 0;
+    op.pre_done = true;
+    op.send_pieces = std::span(op.all_send_pieces).subspan(rd.send_begin, rd.send_end - rd.send_begin);
+    op.recv_pieces = std::span(op.all_recv_pieces).subspan(rd.recv_begin, rd.recv_end - rd.recv_begin);
+    if (rd.send_to != no_rank) {
+      std::uint64_t bytes = 0;
+      for (const piece& pc : op.send_pieces) bytes += pc.bytes;
+      if (!try_post_express(e, e.t.box(e.me, rd.send_to), rd.send_to, op.tag, op.send_pieces, bytes)) return false;
+      op.posted = true;
+    }
+    if (rd.recv_from != no_rank) {
+      if (!take_expected_express(e, op, rd.recv_from, polls)) return false;
+      op.received = true;
+    }
+    run_local_steps(op, s.post_steps(rd));
+    ++op.round;
+    op.reset_round();
+  }
+  op.complete = true;
+  return true;
+}
+
 bool spin_alone(engine& e, operation& op, int& polls) {
   polls = 0;
   if (e.cs.threaded || !e.cs.active.empty()) return false;
+  if (op.messages_only && !op.p2p && !op.publishes && !op.started && e.cs.stash.empty() && !e.t.options.trace &&
+      run_quick(e, op, polls))
+    return true;
   advance(e, op);
   while (!op.complete && polls < e.t.spin_limit) {
     cpu_relax();
-    advance(e, op);
+    if (may_advance(e, op)) advance(e, op);
     if ((++polls & 63) == 0) e.t.check_failure(e.me, op.name);
   }
   return op.complete;

@@ -33,6 +33,14 @@ bool try_post(engine& e, operation& op, int to, std::uint64_t bytes);
 // Throws mismatch_error or size_mismatch_error when the message is not the one expected.
 bool try_receive(engine& e, operation& op, int from);
 
+// Takes the message `op` expects in its current round from `from` if it is the next in the
+// express lane, polling for it while `polls` (counted up) stays below the spin limit: the
+// receive of operation::messages_only calls without try_receive's generality. Returns
+// false, having taken nothing, when the message has not come, or has come some other way
+// (the queue), or is not the one expected (another call, a mismatch, a descriptor), and
+// when the team has failed: try_receive then takes it, or explains it.
+bool take_expected_express(engine& e, operation& op, int from, int& polls);
+
 // Lets every sender to this rank know how far the rank has taken its messages (see
 // mailbox::taken_through): before the rank blocks, and when its comm ends.
 void publish_taken_from_all(engine& e);

@@ -1,0 +1,152 @@
+// Runs of blocking calls on a thread team, where a rank with nothing else to advance runs a
+// call whose rounds are messages and local steps through the executor's quick path
+// (thread_executor.cpp, run_quick) and hands over to the general round interpreter
+// wherever a message does not fit it: a full express lane (the sender queues, the receiver
+// finds the message in the queue), a message of another call or another collective, a peer
+// that fails. Every call's result is checked against values computed here, call by call.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ranklab/ranklab.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using namespace ranklab;
+using namespace ranklab::testing;
+using namespace std::chrono_literals;
+
+// Element k of rank r's contribution to call i: distinct across calls, ranks and positions.
+std::int32_t value(int i, int r, std::size_t k) {
+  return static_cast<std::int32_t>(i * 7919 + r * 104729 + static_cast<int>(k) * 31);
+}
+
+team_options threads() {
+  team_options o;
+  o.execution = execution_mode::threads;
+  return o;
+}
+
+}  // namespace
+
+TEST_SUITE("repeated calls") {
+  TEST_CASE("a root that runs hundreds of calls ahead: every bcast delivers its own call's data, in order") {
+    // The late receiver lets the root fill the express lane (128 lines) and then the queue:
+    // its calls leave the quick path for the general one and come back, and the receiver
+    // finds messages in the lane and in the queue. 8 B is one line, 200 B four, 1 KiB 17.
+    for (std::size_t count : {std::size_t{2}, std::size_t{50}, std::size_t{256}}) {
+      for (int p : {2, 3}) {
+        CAPTURE(count);
+        CAPTURE(p);
+        constexpr int calls = 600;
+        std::vector<int> wrong(static_cast<std::size_t>(p), 0);
+        run(
+            p,
+            [&](comm& c) {
+              if (c.rank() != 0) std::this_thread::sleep_for(20ms);
+              std::vector<std::int32_t> buf(count);
+              for (int i = 0; i < calls; ++i) {
+                if (c.rank() == 0)
+                  for (std::size_t k = 0; k < count; ++k) buf[k] = value(i, 0, k);
+                c.bcast(buf, 0, {"binomial"});
+                for (std::size_t k = 0; k < count; ++k) wrong[c.rank()] += buf[k] != value(i, 0, k);
+              }
+            },
+            threads());
+        for (int r = 0; r < p; ++r) CHECK(wrong[r] == 0);
+      }
+    }
+  }
+
+  TEST_CASE("a late root of a run of gathers finds the senders' messages in the lane and in the queue") {
+    constexpr int p = 3, calls = 500;
+    constexpr std::size_t count = 3;
+    int wrong = 0;
+    run(
+        p,
+        [&](comm& c) {
+          if (c.rank() == 1) std::this_thread::sleep_for(20ms);
+          std::vector<std::int32_t> in(count), out(count * p);
+          for (int i = 0; i < calls; ++i) {
+            for (std::size_t k = 0; k < count; ++k) in[k] = value(i, c.rank(), k);
+            c.gather(in, out, 1, {"linear"});
+            if (c.rank() == 1)
+              for (int r = 0; r < p; ++r)
+                for (std::size_t k = 0; k < count; ++k) wrong += out[r * count + k] != value(i, r, k);
+          }
+        },
+        threads());
+    CHECK(wrong == 0);
+  }
+
+  TEST_CASE("repeated allreduce and allgather interleaved with sendrecv and other collectives stay exact") {
+    // Calls of different collectives and sizes in turn, on the same buffers and not: each
+    // prepared call is a quick one, and the messages of one are never taken for another's.
+    for (int p : {2, 4, 5}) {
+      CAPTURE(p);
+      std::vector<int> wrong(static_cast<std::size_t>(p), 0);
+      run(
+          p,
+          [&](comm& c) {
+            const int me = c.rank();
+            std::vector<std::int32_t> in(4), sum(4), all(4 * static_cast<std::size_t>(p));
+            for (int i = 0; i < 300; ++i) {
+              for (std::size_t k = 0; k < in.size(); ++k) in[k] = value(i, me, k);
+              c.allreduce(in, sum, ops::sum);
+              for (std::size_t k = 0; k < in.size(); ++k) {
+                std::int32_t want = 0;
+                for (int r = 0; r < p; ++r) want += value(i, r, k);
+                wrong[me] += sum[k] != want;
+              }
+              if (i % 3 == 0) {
+                const int right = (me + 1) % p, left = (me + p - 1) % p;
+                std::int32_t got = -1;
+                c.sendrecv(right, std::span(&in[0], 1), left, std::span(&got, 1));
+                wrong[me] += got != value(i, left, 0);
+              }
+              c.allgather(in, all);
+              for (int r = 0; r < p; ++r)
+                for (std::size_t k = 0; k < in.size(); ++k) wrong[me] += all[r * in.size() + k] != value(i, r, k);
+              if (i % 5 == 0) c.barrier();
+            }
+          },
+          threads());
+      for (int r = 0; r < p; ++r) CHECK(wrong[r] == 0);
+    }
+  }
+
+  TEST_CASE("a rank that throws in the middle of a run of repeated calls releases the others") {
+    for (int p : {2, 3}) {
+      CAPTURE(p);
+      std::vector<std::string> seen(static_cast<std::size_t>(p));
+      const std::string error = error_of([&] {
+        run(
+            p,
+            [&](comm& c) {
+              std::vector<std::int32_t> in(2, 1), out(2);
+              try {
+                for (int i = 0; i < 1000; ++i) {
+                  if (c.rank() == p - 1 && i == 400) throw std::runtime_error("rank stops at call 400");
+                  c.allreduce(in, out, ops::sum, {"recursive_doubling"});
+                }
+              } catch (const std::exception& e) {
+                seen[c.rank()] = e.what();
+                throw;
+              }
+            },
+            threads());
+      });
+      CHECK(contains(error, "rank stops at call 400"));
+      for (int r = 0; r < p - 1; ++r) {
+        CAPTURE(r);
+        CHECK(contains(seen[r], "rank stops at call 400"));
+      }
+    }
+  }
+}
