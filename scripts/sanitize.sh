@@ -9,7 +9,8 @@
 # build): the runtime suites (fibers, execution, mailbox, sendrecv, failures, nonblocking,
 # direct, team, trace, misuse, persistent, slots, each in every execution mode it is
 # registered for), the stress and fault campaigns (a tenth of their seeds under a
-# sanitizer), and the collectives run on threads (basic collectives, executors, barrier).
+# sanitizer), and the collectives run on threads (basic collectives, executors, barrier,
+# repeated calls through the quick path).
 # The per-collective suites left out run mostly the sequential executor, single-threaded;
 # `scripts/sanitize.sh thread .` runs everything (about 18 minutes under TSan). The MPI
 # backend is not built here: its ranks are single-threaded processes under mpirun, checked by
@@ -17,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitizer=${1:?usage: scripts/sanitize.sh thread|address [ctest regex]}
-default_sample='^(test_fibers|test_execution|test_mailbox|test_sendrecv|test_failures|test_nonblocking|test_persistent|test_direct|test_slots|test_team|test_trace|test_misuse|test_stress|test_faults|test_basic_collectives|test_executors|test_barrier)( \[fibers\])?:'
+default_sample='^(test_fibers|test_execution|test_mailbox|test_sendrecv|test_failures|test_nonblocking|test_persistent|test_direct|test_slots|test_team|test_trace|test_misuse|test_stress|test_faults|test_basic_collectives|test_executors|test_barrier|test_repeated_calls)( \[fibers\])?:'
 sample=${2:-$default_sample}
 case "$sanitizer" in
   thread)  export TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$PWD/tests/sanitizers/tsan.supp ${TSAN_OPTIONS:-}" ;;
