@@ -548,8 +548,8 @@ void run_local_steps(operation& op, std::span<const local_step> steps) {
 // advance() does, in the same order, less what cannot apply (fences, published buffers,
 // the stash, tracing, other operations); where anything else comes up it stops with the
 // operation at that stage, and advance() goes on from there. For small calls that
-// bookkeeping was most of a call: 8 B at p = 2, gather 50 -> 38 ns, bcast 42 -> 33,
-// allgather 190 -> 176.
+// bookkeeping was most of a call: 8 B at p = 2, gather 50 -> 39 ns, bcast 42 -> 36,
+// allgather 181 -> 168.
 bool run_quick(engine& e, operation& op, int& polls) {
   const schedule& s = *op.plan;
   run_local_steps(op, s.prologue());
