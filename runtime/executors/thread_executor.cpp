@@ -512,10 +512,6 @@ void abandon_all(team_state& t, int me, comm_state& cs, operation* first) {
 
 namespace {
 
-// The first stage of waiting when `op` is all there is to advance (no requests outstanding,
-// no progress thread, which would share `op` under the comm's lock): polls it directly,
-// without the progress pass's bookkeeping, for the spin stage of team_state::wait. Returns
-// whether that completed it; `polls` counts the polls made.
 // Whether the message `op`, just left blocked by advance() at a receive, waits for may
 // have come: a poll of the line where it would arrive (and the queue), where advance()
 // would walk the round again (its stages, the stash, the mailbox) on every poll. Any other
@@ -579,10 +575,15 @@ bool run_quick(engine& e, operation& op, int& polls) {
   return true;
 }
 
+// The first stage of waiting when `op` is all there is to advance (no requests outstanding,
+// no progress thread, which would share `op` under the comm's lock): polls it directly,
+// without the progress pass's bookkeeping, for the spin stage of team_state::wait. Returns
+// whether that completed it; `polls` counts the polls made.
 bool spin_alone(engine& e, operation& op, int& polls) {
   polls = 0;
   if (e.cs.threaded || !e.cs.active.empty()) return false;
-  if (op.messages_only && !op.p2p && !op.publishes && !op.started && e.cs.stash.empty() && !e.t.options.trace &&
+  // (`publishes`: a hand-built schedule's, whose peers may read its buffers, see comm::execute)
+  if (op.messages_only && !op.publishes && !op.started && e.cs.stash.empty() && !e.t.options.trace &&
       run_quick(e, op, polls))
     return true;
   advance(e, op);

@@ -293,6 +293,19 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
   count_progress(e);
 }
 
+// Records that every message of `from` through sequence number `last` has been taken
+// (mailbox::taken_through) and rings the sender, which may wait for the room. A sender that
+// runs ahead (the non-roots of a run of gathers, the root of a run of bcasts) has written
+// the next lines already: start fetching the next one and one a few messages on, so that a
+// later receive finds its line arriving rather than stalls a whole crossing on it. (Hints
+// only: a line not written yet is fetched again when it is.)
+void taken_through(engine& e, mailbox& box, int from, std::uint32_t last) {
+  if (box.taken_through(last)) e.cs.takes_unpublished = true;
+  __builtin_prefetch(&box.cell(last + 1));
+  __builtin_prefetch(&box.cell(last + 6));
+  e.t.ring(from);
+}
+
 // The next message of the pair (from, me), in sequence order, from the express lane or the
 // queue: its header, and for an eager message its payload copied to `payload`. The message
 // is consumed, and its sender rung: it may sleep waiting for the room the message took;
@@ -333,14 +346,7 @@ bool take_next(engine& e, int from, mailbox& box, message_header& h, std::vector
     else
       queue.pop();
   }
-  if (box.taken_through(last)) e.cs.takes_unpublished = true;
-  // A sender that runs ahead (the non-roots of a run of gathers, the root of a run of
-  // bcasts) has written the next lines already: start fetching the next one and one a few
-  // messages on, so that a later receive finds its line arriving rather than stalls a whole
-  // crossing on it. (Hints only: a line not written yet is fetched again when it is.)
-  __builtin_prefetch(&box.cell(last + 1));
-  __builtin_prefetch(&box.cell(last + 6));
-  e.t.ring(from);
+  taken_through(e, box, from, last);
   return true;
 }
 
@@ -413,16 +419,12 @@ bool take_expected_express(engine& e, operation& op, int from, int& polls) {
   const bool one_piece = op.recv_pieces.size() == 1;
   if (how != combine::copy && op.posted && cell.lines == 1 && one_piece && op.combine_op.kind != op_kind::user) {
     transfer(cell.payload, op.recv_pieces[0].data, bytes, how, op.red);
-    if (box.taken_through(last)) e.cs.takes_unpublished = true;
-    e.t.ring(from);
+    taken_through(e, box, from, last);
   } else {
     const bool in_place = how == combine::copy && one_piece && (cell.lines > 1 || op.posted);
     std::byte* const staged = e.cs.stage[0].bytes + header_bytes;
     box.copy_express(seq, in_place ? op.recv_pieces[0].data : staged);
-    if (box.taken_through(last)) e.cs.takes_unpublished = true;
-    __builtin_prefetch(&box.cell(last + 1));  // as take_next
-    __builtin_prefetch(&box.cell(last + 6));
-    e.t.ring(from);
+    taken_through(e, box, from, last);
     if (!in_place) {
       const piece src{staged, bytes};
       transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
