@@ -29,6 +29,9 @@ library in it (column /mfloor is auto over it, the column after it names it):
     sender's buffer, which a loop leaves unchanged in its cache, but the sender has to learn
     of the copy before it may return);
 a missed target whose 0.5 x rival lies below the floor is marked "below floor" (f) instead of *.
+Runs of `ranklab bench --compare` since 2026-11-27 measure the floors again right before each
+configuration ("floors" in the JSON); a row is then held against the floors of its own
+moment (medians over the runs), not those taken at the run's start.
 From 64 KiB on, the OpenMP baseline (the same copies made by threads with no library) is
 the floor of the data movement: a missed target whose 0.5 x faster MPI lies below it, with
 auto within 1.1 x of it, is marked f too.
@@ -60,6 +63,19 @@ def main():
     round_trip_us = floor_us("cache_line_round_trip_ns") or float("nan")
     exchange = {8: floor_us("flag_exchange_ns"), 1024: floor_us("flag_exchange_1KiB_ns")}
     stream = {8: floor_us("line_stream_ns"), 1024: floor_us("line_stream_1KiB_ns")}
+    # Per configuration, where the runs measured them: (coll, bytes) -> key -> [ns per run]
+    config_floors = defaultdict(lambda: defaultdict(list))
+    for doc in docs:
+        for f in doc.get("floors", []):
+            if int(f["p"]) != args.p:
+                continue
+            for k, v in f.items():
+                if k.endswith("_ns") and v is not None:
+                    config_floors[(f["coll"], int(f["bytes"]))][k].append(float(v))
+
+    def config_floor_us(key, name, run_value):
+        v = median_of(config_floors.get(key, {}).get(name, []))
+        return v / 1000.0 if v is not None else run_value
     symmetric = {"barrier", "allreduce", "allgather", "allgatherv", "alltoall", "alltoallv", "reduce_scatter",
                  "reduce_scatter_block"}
     auto_runs, other_runs, picks = defaultdict(list), defaultdict(lambda: defaultdict(list)), {}
@@ -93,15 +109,21 @@ def main():
             continue
         best = min(rivals)
         ratio = t / best
-        floor_ratio = t / round_trip_us if small and round_trip_us == round_trip_us else None
+        key = (coll, size)
+        rtrip = config_floor_us(key, "cache_line_round_trip_ns", round_trip_us)
+        xchg = {8: config_floor_us(key, "flag_exchange_ns", exchange[8]),
+                1024: config_floor_us(key, "flag_exchange_1KiB_ns", exchange[1024])}
+        strm = {8: config_floor_us(key, "line_stream_ns", stream[8]),
+                1024: config_floor_us(key, "line_stream_1KiB_ns", stream[1024])}
+        floor_ratio = t / rtrip if small and rtrip == rtrip else None
         ok = ratio <= 0.5 and (floor_ratio is None or floor_ratio <= 3)
         xfloor, xname = None, ""
         if size <= 1024 and coll in symmetric:
-            xfloor, xname = exchange.get(max(size, 8)), "xchg"
-        elif size <= 1024 and stream.get(size) is not None:
-            xfloor, xname = stream[size], "stream"
-            if round_trip_us == round_trip_us and round_trip_us < xfloor:
-                xfloor, xname = round_trip_us, "rtrip"
+            xfloor, xname = xchg.get(max(size, 8)), "xchg"
+        elif size <= 1024 and strm.get(size) is not None:
+            xfloor, xname = strm[size], "stream"
+            if rtrip == rtrip and rtrip < xfloor:
+                xfloor, xname = rtrip, "rtrip"
         unreachable = not ok and xfloor is not None and 0.5 * best < xfloor
         # From 64 KiB on the copies dominate: the OpenMP baseline makes the same copies with
         # no library at all. Where ranklab is within 10% of it and half the faster MPI lies

@@ -258,6 +258,15 @@ ojson to_json(const bench_results& r) {
     }
   }
   j["rows"] = std::move(rows);
+  if (!r.floors.empty()) {
+    ojson floors = ojson::array();
+    for (const configuration_floor& f : r.floors) {
+      ojson one = {{"coll", f.coll}, {"p", f.p}, {"bytes", f.bytes}};
+      one.update(f.figures);
+      floors.push_back(std::move(one));
+    }
+    j["floors"] = std::move(floors);
+  }
   ojson skipped = ojson::array();
   for (const skipped_config& s : r.skipped)
     skipped.push_back({{"coll", s.coll}, {"algo", s.algo}, {"p", s.p}, {"bytes", s.bytes}, {"reason", s.reason}});

@@ -51,10 +51,20 @@ struct bench_request {
   std::string command_line;
 };
 
+// The machine's floors (cache_line.hpp) measured right before one configuration's rows (with
+// --compare): a row is compared with the floor of its own moment, not of the run's start.
+struct configuration_floor {
+  std::string coll;
+  int p = 0;
+  std::uint64_t bytes = 0;
+  nlohmann::ordered_json figures;  // as add_cache_line writes them into the machine table
+};
+
 struct bench_results {
   bench_request request;
   nlohmann::ordered_json machine;
   std::vector<result_row> rows;
+  std::vector<configuration_floor> floors;
   std::vector<skipped_config> skipped;
   std::vector<peer_run> peer_runs;
 };

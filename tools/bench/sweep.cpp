@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "bench/cache_line.hpp"
 #include "bench/measure.hpp"
 #include "bench/omp_baseline.hpp"
 #include "bench/tbb_baseline.hpp"
@@ -127,9 +128,12 @@ bool record_result(result_row& row, const impl_result& r, const sweep_settings& 
   return false;
 }
 
-bool run_ranklab(const std::vector<job>& jobs, const sweep_settings& s, progress& prog, bench_results& res) {
+// ranklab's jobs of one configuration (every algorithm asked for it).
+bool run_ranklab(const std::vector<job>& jobs, collective c, int p, std::uint64_t b, const sweep_settings& s,
+                 progress& prog, bench_results& res) {
   bool all_verified = true;
   for (const job& j : jobs) {
+    if (j.coll != c || j.p != p || j.bytes != b) continue;
     const std::string coll(name(j.coll));
     prog.step(fmt::format("{} p={} {} {}", coll, j.p, size_label(j.bytes), j.algo));
     const call cl = make_bench_call(j.coll, j.p, j.bytes, j.algo);
@@ -194,32 +198,31 @@ std::string baseline_names(collective c) {
   return names;
 }
 
-bool run_baselines(const sweep_settings& s, progress& prog, bench_results& res) {
+// The copies of one rank's result, by one and by two threads: the same copy serves several
+// configurations, so each is measured once per run.
+using memcpy_cache = std::map<std::pair<std::uint64_t, int>, measurement>;  // (bytes copied, threads)
+
+// The baselines of one configuration.
+bool run_baselines(collective c, int p, std::uint64_t b, const sweep_settings& s, memcpy_cache& copies,
+                   progress& prog, bench_results& res) {
+  if (!has_baselines(c)) return true;
   bool all_verified = true;
-  std::map<std::pair<std::uint64_t, int>, measurement> memcpy_cache;  // (bytes copied, threads)
-  if (!openmp_available()) prog.note("no OpenMP baseline: " + openmp_runtime());
-  for (collective c : s.colls) {
-    if (!has_baselines(c)) continue;
-    const std::string coll(name(c));
-    for (int p : s.ps)
-      for (std::uint64_t b : reported_sizes(c, s.sizes)) {
-        prog.step(fmt::format("{} p={} {} baselines ({})", coll, p, size_label(b), baseline_names(c)));
-        // memcpy first: the OpenMP team's threads spin a while after their region ends.
-        for (const memcpy_baseline& mb : memcpy_baselines(c, p, b)) {
-          const auto key = std::pair{mb.copy_bytes, mb.threads};
-          if (!memcpy_cache.count(key)) memcpy_cache[key] = measure_memcpy(mb.copy_bytes, mb.threads, s.timing);
-          result_row m;
-          m.impl = mb.impl;
-          m.coll = coll, m.p = p, m.bytes = b;
-          m.copy_bytes = mb.copy_bytes, m.threads = mb.threads;
-          m.note = fmt::format("copy of {} bytes by {} thread(s)", mb.copy_bytes, mb.threads);
-          fill_times(m, memcpy_cache[key], s.timing.batches);
-          res.rows.push_back(std::move(m));
-        }
-        if (c != collective::barrier) res.rows.push_back(baseline_row("tbb", c, p, b, s, measure_tbb, all_verified));
-        if (openmp_available()) res.rows.push_back(baseline_row("openmp", c, p, b, s, measure_openmp, all_verified));
-      }
+  const std::string coll(name(c));
+  prog.step(fmt::format("{} p={} {} baselines ({})", coll, p, size_label(b), baseline_names(c)));
+  // memcpy first: the OpenMP team's threads spin a while after their region ends.
+  for (const memcpy_baseline& mb : memcpy_baselines(c, p, b)) {
+    const auto key = std::pair{mb.copy_bytes, mb.threads};
+    if (!copies.count(key)) copies[key] = measure_memcpy(mb.copy_bytes, mb.threads, s.timing);
+    result_row m;
+    m.impl = mb.impl;
+    m.coll = coll, m.p = p, m.bytes = b;
+    m.copy_bytes = mb.copy_bytes, m.threads = mb.threads;
+    m.note = fmt::format("copy of {} bytes by {} thread(s)", mb.copy_bytes, mb.threads);
+    fill_times(m, copies[key], s.timing.batches);
+    res.rows.push_back(std::move(m));
   }
+  if (c != collective::barrier) res.rows.push_back(baseline_row("tbb", c, p, b, s, measure_tbb, all_verified));
+  if (openmp_available()) res.rows.push_back(baseline_row("openmp", c, p, b, s, measure_openmp, all_verified));
   return all_verified;
 }
 
@@ -244,18 +247,18 @@ result_row peer_result_row(const peer_run& run, const std::string& impl, const s
   return row;
 }
 
-void run_peers(const sweep_settings& s, progress& prog, bench_results& res) {
-  for (collective c : s.colls)
-    for (int p : s.ps)
-      for (const char* impl : {"openmpi", "mpich"}) {
-        const std::string coll(name(c));
-        prog.step(fmt::format("{} p={} {}", coll, p, impl));
-        peer_run run = run_peer(s.peers, impl, c, p, s.sizes);
-        if (run.status != "ok") prog.note(fmt::format("{}: {}", run.status, run.detail));
-        for (std::uint64_t b : reported_sizes(c, s.sizes))
-          res.rows.push_back(peer_result_row(run, impl, coll, p, b, s));
-        res.peer_runs.push_back(std::move(run));
-      }
+// Open MPI's and MPICH's run of one configuration: a launch each, for this size alone.
+void run_peers(collective c, int p, std::uint64_t b, const sweep_settings& s, progress& prog, bench_results& res) {
+  const std::string coll(name(c));
+  // (a barrier moves nothing: the peer takes any size and reports it as 0 bytes)
+  const std::vector<std::uint64_t> size{c == collective::barrier ? s.sizes.front() : b};
+  for (const char* impl : {"openmpi", "mpich"}) {
+    prog.step(fmt::format("{} p={} {} {}", coll, p, size_label(b), impl));
+    peer_run run = run_peer(s.peers, impl, c, p, size);
+    if (run.status != "ok") prog.note(fmt::format("{}: {}", run.status, run.detail));
+    res.rows.push_back(peer_result_row(run, impl, coll, p, b, s));
+    res.peer_runs.push_back(std::move(run));
+  }
 }
 
 }  // namespace
@@ -269,13 +272,37 @@ std::vector<std::uint64_t> reported_sizes(collective c, const std::vector<std::u
   return out;
 }
 
+// The floors of one configuration's moment (--compare): short batches, about 0.2 s.
+configuration_floor floor_now(collective c, int p, std::uint64_t b) {
+  timing_options brief;
+  brief.target_seconds = 0.03, brief.batches = 3, brief.calib_seconds = 0.002;
+  configuration_floor f{std::string(name(c)), p, b, nlohmann::ordered_json::object()};
+  add_cache_line(f.figures, measure_cache_line(brief));
+  return f;
+}
+
+// Configuration by configuration, every implementation of one (collective, p, size) right
+// after the other: with --compare the floors, then ranklab's algorithms, the baselines and
+// the MPI peers. This machine's speed switches between states 2-4x apart within minutes,
+// and rows timed a minute apart, as they were when each implementation ran over all
+// configurations in turn, compared one state with another.
 bool run_sweep(const sweep_settings& s, bench_results& res) {
   const std::vector<job> jobs = plan_jobs(s, res);
-  const int peer_steps = s.compare ? 2 * static_cast<int>(s.colls.size() * s.ps.size()) : 0;
+  int peer_steps = 0;
+  if (s.compare)
+    for (collective c : s.colls) peer_steps += 2 * static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
   progress prog(static_cast<int>(jobs.size()) + baseline_steps(s) + peer_steps, s.quiet);
-  bool all_verified = run_ranklab(jobs, s, prog, res);
-  if (s.baselines) all_verified &= run_baselines(s, prog, res);
-  if (s.compare) run_peers(s, prog, res);
+  if (s.baselines && !openmp_available()) prog.note("no OpenMP baseline: " + openmp_runtime());
+  memcpy_cache copies;
+  bool all_verified = true;
+  for (collective c : s.colls)
+    for (int p : s.ps)
+      for (std::uint64_t b : reported_sizes(c, s.sizes)) {
+        if (s.compare) res.floors.push_back(floor_now(c, p, b));
+        all_verified &= run_ranklab(jobs, c, p, b, s, prog, res);
+        if (s.baselines) all_verified &= run_baselines(c, p, b, s, copies, prog, res);
+        if (s.compare) run_peers(c, p, b, s, prog, res);
+      }
   return all_verified;
 }
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Before/after table of ranklab `auto` from `ranklab bench --csv` files taken in rounds
+(scripts/p2_rounds.sh): per collective and size, ns per call in every round, and after/before
+of the medians over the rounds, then the range and median of that ratio per size.
+
+    scripts/before_after.py --before b1.csv b2.csv b3.csv --after a1.csv a2.csv a3.csv
+"""
+import argparse
+import csv
+import statistics
+from collections import defaultdict
+
+
+def load(files):
+    """(coll, bytes) -> ([ns per round], selected algorithm)"""
+    times, picks = defaultdict(list), {}
+    for f in files:
+        for r in csv.DictReader(open(f)):
+            if r["impl"] != "ranklab" or r["algo"] != "auto" or r["status"] != "ok":
+                continue
+            key = (r["coll"], int(r["bytes"]))
+            times[key].append(float(r["usec_median"]) * 1000)
+            picks[key] = r["selected"]
+    return times, picks
+
+
+def ns(v):
+    return f"{v / 1000:.1f}k" if v >= 100000 else f"{v:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", nargs="+", required=True)
+    ap.add_argument("--after", nargs="+", required=True)
+    a = ap.parse_args()
+    before, before_picks = load(a.before)
+    after, after_picks = load(a.after)
+    print("| collective | bytes | before ns (rounds) | after ns (rounds) | after/before (medians) | before picks | after picks |")
+    print("|---|---:|---|---|---:|---|---|")
+    ratios = defaultdict(list)
+    for key in sorted(after, key=lambda k: (k[1], k[0])):
+        if key not in before:
+            continue
+        ratio = statistics.median(after[key]) / statistics.median(before[key])
+        ratios[key[1]].append(ratio)
+        print(f"| {key[0]} | {key[1]} | {' / '.join(ns(v) for v in before[key])} | "
+              f"{' / '.join(ns(v) for v in after[key])} | {ratio:.2f} | {before_picks[key]} | {after_picks[key]} |")
+    print()
+    for size, rs in sorted(ratios.items()):
+        print(f"bytes {size}: after/before {min(rs):.2f}-{max(rs):.2f}, median {statistics.median(rs):.2f}")
+
+
+if __name__ == "__main__":
+    main()

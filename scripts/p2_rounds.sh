@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The p = 2 small- and medium-message protocol behind bench-results/*-p2-*.md. ROUNDS
+# rounds (default 3), each:
+#   1. BUILD's `ranklab bench --compare`: auto against Open MPI, MPICH, the OpenMP baseline
+#      and the floors (cache-line round trip, flag exchange, one-way stream), side by side;
+#   2. ranklab alone (auto), BEFORE's tool (an older checkout's build, with its own library
+#      and selection table) and BUILD's, back to back, as CSV.
+# The load average goes into OUTDIR/PREFIX-load.txt before and after every step: a figure
+# taken under load (other than the benchmark's own two busy cores) is not a result.
+#   scripts/p2_rounds.sh build-rel ../before/build-rel/ranklab bench-results 2026-11-27-p2 [3]
+# Then: scripts/floor_targets.py OUTDIR/PREFIX-run{1,2,3}.json
+set -euo pipefail
+build=$1 before=$2 out=$3 prefix=$4 rounds=${5:-3}
+sizes=8,1Ki,64Ki,1Mi
+mkdir -p "$out"
+load="$out/$prefix-load.txt"
+: > "$load"
+note() { echo "$1 $(date -u +%T) $(uptime)" | tee -a "$load"; }
+for i in $(seq 1 "$rounds"); do
+  note "round $i"
+  "$build/ranklab" bench --coll all --algo auto --p 2 --sizes "$sizes" --compare -q \
+    --json "$out/$prefix-run$i.json" --csv "$out/$prefix-run$i.csv" > "$out/$prefix-run$i.txt"
+  note " after compare"
+  "$before" bench --coll all --algo auto --p 2 --sizes "$sizes" --no-baselines \
+    --csv "$out/$prefix-before$i.csv" > /dev/null 2>&1
+  "$build/ranklab" bench --coll all --algo auto --p 2 --sizes "$sizes" --no-baselines -q \
+    --csv "$out/$prefix-after$i.csv" > /dev/null
+  note " after before/after"
+done
+note done
