@@ -5,6 +5,8 @@
 #                      and verified, or skipped for a precondition; the baselines (memcpy
 #                      with what it copied, oneTBB, OpenMP when built) verified; the machine
 #                      table with the OpenMP runtime and the cache-line round trip;
+#   cli_bench_compare  the same with --compare; cli_bench_compare_json checks that every
+#                      configuration's rows were measured together, after its own floors;
 #   cli_bench_help     --help lists --require-quiet and the OpenMP baseline;
 #   cli_bench_errors_* unknown collective / algorithm, bad size: a clear message.
 set(_bench_out ${CMAKE_CURRENT_BINARY_DIR}/cli_bench)
@@ -17,6 +19,18 @@ if(TARGET test_bench_output)
   add_test(NAME cli_bench_json COMMAND test_bench_output "--test-case=bench json*")
   set_tests_properties(cli_bench_json PROPERTIES FIXTURES_REQUIRED cli_bench_json
     ENVIRONMENT "RANKLAB_BENCH_JSON=${_bench_out}.json;RANKLAB_BENCH_SVG=${_bench_out}.svg")
+endif()
+
+# --compare: the floors before each configuration, then all of its rows together (the peers
+# report "missing" where MPI was not built; the check does not depend on that).
+add_test(NAME cli_bench_compare
+  COMMAND $<TARGET_FILE:ranklab_tool> bench --coll barrier,allreduce --algo auto --p 2 --sizes 8,1Ki --compare
+          --quick --quiet --json ${_bench_out}_compare.json)
+set_tests_properties(cli_bench_compare PROPERTIES FIXTURES_SETUP cli_bench_compare_json TIMEOUT 120)
+if(TARGET test_bench_output)
+  add_test(NAME cli_bench_compare_json COMMAND test_bench_output "--test-case=bench json compare*")
+  set_tests_properties(cli_bench_compare_json PROPERTIES FIXTURES_REQUIRED cli_bench_compare_json
+    ENVIRONMENT "RANKLAB_BENCH_COMPARE_JSON=${_bench_out}_compare.json")
 endif()
 
 add_test(NAME cli_bench_errors_coll COMMAND $<TARGET_FILE:ranklab_tool> bench --coll nonsense --quick)

@@ -11,9 +11,11 @@
 #include <bit>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "bench/lockstep.hpp"
 #include "bench/machine.hpp"
@@ -402,5 +404,59 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
     text << s.rdbuf();
     CHECK(text.str().rfind("<svg", 0) == 0);
     CHECK(text.str().find("<polyline") != std::string::npos);
+  }
+}
+
+// `ranklab bench --compare` (tests/cli_bench.cmake, RANKLAB_BENCH_COMPARE_JSON): every
+// configuration's floors are measured right before it, and all of its rows (ranklab, the
+// baselines, Open MPI and MPICH) are measured together, before the next configuration's:
+// in the JSON, each configuration's rows are one contiguous run, in the order of the floors.
+TEST_CASE("bench json compare: each configuration measured together, after its own floors") {
+  const char* path = std::getenv("RANKLAB_BENCH_COMPARE_JSON");
+  if (path == nullptr) {
+    MESSAGE("RANKLAB_BENCH_COMPARE_JSON not set: nothing to check (tests/cli_bench.cmake sets it)");
+    return;
+  }
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  REQUIRE(j.at("request").at("compare") == true);
+  using config = std::tuple<std::string, int, std::uint64_t>;
+  auto config_of = [](const nlohmann::json& x) {
+    return config{x.at("coll").get<std::string>(), x.at("p").get<int>(), x.at("bytes").get<std::uint64_t>()};
+  };
+  // The configurations in the order their rows appear, each once.
+  std::vector<config> order;
+  std::map<config, std::set<std::string>> impls;
+  for (const auto& row : j.at("rows")) {
+    const config c = config_of(row);
+    if (order.empty() || order.back() != c) {
+      CHECK_MESSAGE(std::find(order.begin(), order.end(), c) == order.end(),
+                    "the rows of " << std::get<0>(c) << " p=" << std::get<1>(c) << " " << std::get<2>(c)
+                                   << " B are split by another configuration's");
+      order.push_back(c);
+    }
+    impls[c].insert(row.at("impl").get<std::string>());
+  }
+  REQUIRE(j.contains("floors"));
+  const auto& floors = j.at("floors");
+  REQUIRE(floors.size() == order.size());
+  std::size_t expected_configs = 0;
+  for (const std::string coll : j.at("request").at("colls"))
+    expected_configs += j.at("request").at("p").size() * (coll == "barrier" ? 1 : j.at("request").at("sizes").size());
+  CHECK(order.size() == expected_configs);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    CAPTURE(std::get<0>(order[i]));
+    CAPTURE(std::get<2>(order[i]));
+    CHECK(config_of(floors[i]) == order[i]);
+    if (!floors[i].at("cache_line_round_trip_ns").is_null()) {
+      CHECK(floors[i].at("cache_line_round_trip_ns").get<double>() > 0);
+      CHECK(floors[i].at("flag_exchange_ns").get<double>() > 0);
+      CHECK(floors[i].at("line_stream_ns").get<double>() > 0);
+    }
+    // Each peer has a row per configuration: measured, or saying why not (no MPI built).
+    CHECK(impls[order[i]].count("ranklab") == 1);
+    CHECK(impls[order[i]].count("openmpi") == 1);
+    CHECK(impls[order[i]].count("mpich") == 1);
   }
 }

@@ -203,8 +203,8 @@ std::string baseline_names(collective c) {
 using memcpy_cache = std::map<std::pair<std::uint64_t, int>, measurement>;  // (bytes copied, threads)
 
 // The baselines of one configuration.
-bool run_baselines(collective c, int p, std::uint64_t b, const sweep_settings& s, memcpy_cache& copies,
-                   progress& prog, bench_results& res) {
+bool run_baselines(collective c, int p, std::uint64_t b, const sweep_settings& s, memcpy_cache& copies, progress& prog,
+                   bench_results& res) {
   if (!has_baselines(c)) return true;
   bool all_verified = true;
   const std::string coll(name(c));
