@@ -4,7 +4,7 @@
 #   1. BUILD's `ranklab bench --compare`: auto against Open MPI, MPICH, the OpenMP baseline
 #      and the floors (cache-line round trip, flag exchange, one-way stream), side by side;
 #   2. ranklab alone (auto), BEFORE's tool (an older checkout's build, with its own library
-#      and selection table) and BUILD's, back to back, as CSV.
+#      and selection table) and BUILD's, configuration by configuration, as CSV.
 # The load average goes into OUTDIR/PREFIX-load.txt before and after every step: a figure
 # taken under load (other than the benchmark's own two busy cores) is not a result.
 #   scripts/p2_rounds.sh build-rel ../before/build-rel/ranklab bench-results 2026-11-27-p2 [3]
@@ -12,6 +12,9 @@
 set -euo pipefail
 build=$1 before=$2 out=$3 prefix=$4 rounds=${5:-3}
 sizes=8,1Ki,64Ki,1Mi
+colls="barrier bcast reduce allreduce allgather allgatherv reduce_scatter reduce_scatter_block scan exscan scatter scatterv gather gatherv alltoall alltoallv"
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 mkdir -p "$out"
 load="$out/$prefix-load.txt"
 : > "$load"
@@ -21,10 +24,19 @@ for i in $(seq 1 "$rounds"); do
   "$build/ranklab" bench --coll all --algo auto --p 2 --sizes "$sizes" --compare -q \
     --json "$out/$prefix-run$i.json" --csv "$out/$prefix-run$i.csv" > "$out/$prefix-run$i.txt"
   note " after compare"
-  "$before" bench --coll all --algo auto --p 2 --sizes "$sizes" --no-baselines \
-    --csv "$out/$prefix-before$i.csv" > /dev/null 2>&1
-  "$build/ranklab" bench --coll all --algo auto --p 2 --sizes "$sizes" --no-baselines -q \
-    --csv "$out/$prefix-after$i.csv" > /dev/null
+  # Configuration by configuration, before then after, so that both meet the same state.
+  header=impl,coll,algo,selected,mode,p,bytes,usec_median,usec_min,usec_max,iterations,batches,verified,status
+  echo "$header" > "$out/$prefix-before$i.csv"
+  echo "$header" > "$out/$prefix-after$i.csv"
+  for coll in $colls; do
+    for size in ${sizes//,/ }; do
+      [ "$coll" = barrier ] && [ "$size" != 8 ] && continue
+      "$before" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines --csv "$tmp" > /dev/null 2>&1
+      tail -n +2 "$tmp" >> "$out/$prefix-before$i.csv"
+      "$build/ranklab" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines -q --csv "$tmp" > /dev/null
+      tail -n +2 "$tmp" >> "$out/$prefix-after$i.csv"
+    done
+  done
   note " after before/after"
 done
 note done
