@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Before/after table of ranklab `auto` from `ranklab bench --csv` files taken in rounds
-(scripts/p2_rounds.sh): per collective and size, ns per call in every round, and after/before
-of the medians over the rounds, then the range and median of that ratio per size.
+(scripts/p2_rounds.sh, which runs before and after back to back per configuration): per
+collective and size, ns per call in every round, and the median over the rounds of each
+round's after/before (the machine switches between states several times apart; within a
+round the two met the same one, across rounds not always), then the range and median of
+that ratio per size. Files are paired by position: the i-th --before with the i-th --after.
 
     scripts/before_after.py --before b1.csv b2.csv b3.csv --after a1.csv a2.csv a3.csv
 """
@@ -35,13 +38,13 @@ def main():
     a = ap.parse_args()
     before, before_picks = load(a.before)
     after, after_picks = load(a.after)
-    print("| collective | bytes | before ns (rounds) | after ns (rounds) | after/before (medians) | before picks | after picks |")
+    print("| collective | bytes | before ns (rounds) | after ns (rounds) | after/before (median of rounds) | before picks | after picks |")
     print("|---|---:|---|---|---:|---|---|")
     ratios = defaultdict(list)
     for key in sorted(after, key=lambda k: (k[1], k[0])):
         if key not in before:
             continue
-        ratio = statistics.median(after[key]) / statistics.median(before[key])
+        ratio = statistics.median(a / b for a, b in zip(after[key], before[key]))
         ratios[key[1]].append(ratio)
         print(f"| {key[0]} | {key[1]} | {' / '.join(ns(v) for v in before[key])} | "
               f"{' / '.join(ns(v) for v in after[key])} | {ratio:.2f} | {before_picks[key]} | {after_picks[key]} |")
