@@ -5,6 +5,7 @@ by side):
 
     scripts/floor_targets.py bench-results/2026-11-24-floor-p2.json [--p 2]
     scripts/floor_targets.py run1.json run2.json run3.json      # medians over runs
+    scripts/floor_targets.py --state fast run*.json             # rows timed in the fast state
 
 Several runs (each with every implementation side by side) are combined per row by the
 median over the runs of the ratios taken within each run: this machine's cache-line round
@@ -45,6 +46,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json_files", nargs="+")
     ap.add_argument("--p", type=int, default=2)
+    ap.add_argument("--state", choices=("fast", "slow"),
+                    help="only the runs of a configuration whose floors were measured in that state of the "
+                         "machine: a cache-line round trip below (fast) or above (slow) --state-ns")
+    ap.add_argument("--state-ns", type=float, default=200.0)
     args = ap.parse_args()
     docs = [json.load(open(f)) for f in args.json_files]
     machines = [d.get("machine", {}) for d in docs]
@@ -90,6 +95,9 @@ def main():
             elif r["impl"] in ("openmpi", "mpich", "openmp"):
                 rivals[key][r["impl"]] = t
         for key, t in auto_t.items():
+            rtrip_ns = (floors[key].get("cache_line_round_trip_ns") or 0) * 1000
+            if args.state and rtrip_ns and (rtrip_ns < args.state_ns) != (args.state == "fast"):
+                continue
             per_run[key].append((t, rivals.get(key, {}), floors[key], picks[key]))
 
     loads = "; ".join(f"{m.get('load_average_before', '?')} -> {m.get('load_average', '?')}" for m in machines)
