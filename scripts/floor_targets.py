@@ -102,8 +102,10 @@ def main():
 
     loads = "; ".join(f"{m.get('load_average_before', '?')} -> {m.get('load_average', '?')}" for m in machines)
     print(f"{len(docs)} run(s); load average {loads}")
-    print("ratios within each run, then their median over the runs; rtrip: the cache-line round trip measured "
-          "before the configuration, per run (ns)")
+    where = ("before the configuration" if all(d.get("floors") for d in docs)
+             else "at the start of the run (these runs have no per-configuration floors)")
+    print(f"ratios within each run, then their median over the runs; rtrip: the cache-line round trip measured "
+          f"{where}, per run (ns)")
     print(f"{'coll':22} {'bytes':>8} {'auto us':>9} {'ompi':>8} {'mpich':>8} {'openmp':>8} "
           f"{'/best':>6} {'/rtrip':>7} {'/mfloor':>7} {'':6}  {'auto picks':20} rtrip")
     met = missed = below_floor = 0

@@ -4,7 +4,8 @@
 #   1. BUILD's `ranklab bench --compare`: auto against Open MPI, MPICH, the OpenMP baseline
 #      and the floors (cache-line round trip, flag exchange, one-way stream), side by side;
 #   2. ranklab alone (auto), BEFORE's tool (an older checkout's build, with its own library
-#      and selection table) and BUILD's, configuration by configuration, as CSV.
+#      and selection table) and BUILD's, configuration by configuration, back to back (the
+#      order alternating by round), as CSV.
 # The load average goes into OUTDIR/PREFIX-load.txt before and after every step: a figure
 # taken under load (other than the benchmark's own two busy cores) is not a result.
 #   scripts/p2_rounds.sh build-rel ../before/build-rel/ranklab bench-results 2026-11-27-p2 [3]
@@ -24,17 +25,24 @@ for i in $(seq 1 "$rounds"); do
   "$build/ranklab" bench --coll all --algo auto --p 2 --sizes "$sizes" --compare -q \
     --json "$out/$prefix-run$i.json" --csv "$out/$prefix-run$i.csv" > "$out/$prefix-run$i.txt"
   note " after compare"
-  # Configuration by configuration, before then after, so that both meet the same state.
+  # Configuration by configuration, before and after back to back (their order alternating
+  # by round), so that both meet the same state of the machine.
   header=impl,coll,algo,selected,mode,p,bytes,usec_median,usec_min,usec_max,iterations,batches,verified,status
   echo "$header" > "$out/$prefix-before$i.csv"
   echo "$header" > "$out/$prefix-after$i.csv"
   for coll in $colls; do
     for size in ${sizes//,/ }; do
-      [ "$coll" = barrier ] && [ "$size" != 8 ] && continue
-      "$before" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines --csv "$tmp" > /dev/null 2>&1
-      tail -n +2 "$tmp" >> "$out/$prefix-before$i.csv"
-      "$build/ranklab" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines -q --csv "$tmp" > /dev/null
-      tail -n +2 "$tmp" >> "$out/$prefix-after$i.csv"
+      if [ $((i % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi
+      for which in $order; do
+        rm -f "$tmp"
+        if [ "$which" = before ]; then
+          "$before" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines --csv "$tmp" > /dev/null
+        else
+          "$build/ranklab" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines -q --csv "$tmp" > /dev/null
+        fi
+        tail -n +2 "$tmp" >> "$out/$prefix-$which$i.csv"
+      done
+      [ "$coll" = barrier ] && break  # one size: it moves nothing
     done
   done
   note " after before/after"

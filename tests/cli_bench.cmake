@@ -6,7 +6,8 @@
 #                      with what it copied, oneTBB, OpenMP when built) verified; the machine
 #                      table with the OpenMP runtime and the cache-line round trip;
 #   cli_bench_compare  the same with --compare; cli_bench_compare_json checks that every
-#                      configuration's rows were measured together, after its own floors;
+#                      configuration has its floors and its rows together, one per
+#                      implementation, in the order of the floors;
 #   cli_bench_help     --help lists --require-quiet and the OpenMP baseline;
 #   cli_bench_errors_* unknown collective / algorithm, bad size: a clear message.
 set(_bench_out ${CMAKE_CURRENT_BINARY_DIR}/cli_bench)
@@ -25,8 +26,8 @@ endif()
 # report "missing" where MPI was not built; the check does not depend on that).
 add_test(NAME cli_bench_compare
   COMMAND $<TARGET_FILE:ranklab_tool> bench --coll barrier,allreduce --algo auto --p 2 --sizes 8,1Ki --compare
-          --quick --quiet --json ${_bench_out}_compare.json)
-set_tests_properties(cli_bench_compare PROPERTIES FIXTURES_SETUP cli_bench_compare_json TIMEOUT 120)
+          --quick --quiet --peer-timeout 15 --json ${_bench_out}_compare.json)
+set_tests_properties(cli_bench_compare PROPERTIES FIXTURES_SETUP cli_bench_compare_json TIMEOUT 180)
 if(TARGET test_bench_output)
   add_test(NAME cli_bench_compare_json COMMAND test_bench_output "--test-case=bench json compare*")
   set_tests_properties(cli_bench_compare_json PROPERTIES FIXTURES_REQUIRED cli_bench_compare_json

@@ -407,10 +407,11 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
   }
 }
 
-// `ranklab bench --compare` (tests/cli_bench.cmake, RANKLAB_BENCH_COMPARE_JSON): every
-// configuration's floors are measured right before it, and all of its rows (ranklab, the
-// baselines, Open MPI and MPICH) are measured together, before the next configuration's:
-// in the JSON, each configuration's rows are one contiguous run, in the order of the floors.
+// `ranklab bench --compare` (tests/cli_bench.cmake, RANKLAB_BENCH_COMPARE_JSON): each
+// configuration gets its own floors, and all of its rows (ranklab, the baselines, Open MPI
+// and MPICH) come together, before the next configuration's: in the JSON, each
+// configuration's rows are one contiguous run, exactly one per implementation, in the order
+// of the floors.
 TEST_CASE("bench json compare: each configuration measured together, after its own floors") {
   const char* path = std::getenv("RANKLAB_BENCH_COMPARE_JSON");
   if (path == nullptr) {
@@ -427,7 +428,7 @@ TEST_CASE("bench json compare: each configuration measured together, after its o
   };
   // The configurations in the order their rows appear, each once.
   std::vector<config> order;
-  std::map<config, std::set<std::string>> impls;
+  std::map<config, std::map<std::string, int>> rows_of;  // impl (ranklab: ranklab/algo) -> rows
   for (const auto& row : j.at("rows")) {
     const config c = config_of(row);
     if (order.empty() || order.back() != c) {
@@ -436,15 +437,23 @@ TEST_CASE("bench json compare: each configuration measured together, after its o
                                    << " B are split by another configuration's");
       order.push_back(c);
     }
-    impls[c].insert(row.at("impl").get<std::string>());
+    std::string impl = row.at("impl").get<std::string>();
+    if (impl == "ranklab") impl += "/" + row.at("algo").get<std::string>();
+    ++rows_of[c][impl];
   }
   REQUIRE(j.contains("floors"));
   const auto& floors = j.at("floors");
   REQUIRE(floors.size() == order.size());
   std::size_t expected_configs = 0;
-  for (const std::string coll : j.at("request").at("colls"))
-    expected_configs += j.at("request").at("p").size() * (coll == "barrier" ? 1 : j.at("request").at("sizes").size());
+  for (const std::string coll_name : j.at("request").at("colls")) {
+    const auto coll = collective_from_name(coll_name);
+    REQUIRE(coll.has_value());
+    std::set<std::uint64_t> sizes;
+    for (const std::uint64_t b : j.at("request").at("sizes")) sizes.insert(reported_bytes(*coll, b));
+    expected_configs += j.at("request").at("p").size() * sizes.size();
+  }
   CHECK(order.size() == expected_configs);
+  const bool openmp_built = j.at("machine").at("openmp").get<std::string>().rfind("not built", 0) != 0;
   for (std::size_t i = 0; i < order.size(); ++i) {
     CAPTURE(std::get<0>(order[i]));
     CAPTURE(std::get<2>(order[i]));
@@ -454,9 +463,18 @@ TEST_CASE("bench json compare: each configuration measured together, after its o
       CHECK(floors[i].at("flag_exchange_ns").get<double>() > 0);
       CHECK(floors[i].at("line_stream_ns").get<double>() > 0);
     }
-    // Each peer has a row per configuration: measured, or saying why not (no MPI built).
-    CHECK(impls[order[i]].count("ranklab") == 1);
-    CHECK(impls[order[i]].count("openmpi") == 1);
-    CHECK(impls[order[i]].count("mpich") == 1);
+    // Exactly one row per implementation and configuration; each peer's measured, or saying
+    // why not (no MPI built, a launch that failed).
+    auto& rows = rows_of[order[i]];
+    CHECK(rows["ranklab/auto"] == 1);
+    CHECK(rows["openmpi"] == 1);
+    CHECK(rows["mpich"] == 1);
+    if (j.at("request").at("baselines") == true) {
+      const auto coll = *collective_from_name(std::get<0>(order[i]));
+      for (const memcpy_baseline& mb : memcpy_baselines(coll, std::get<1>(order[i]), std::get<2>(order[i])))
+        CHECK(rows[mb.impl] == 1);
+      if (openmp_built) CHECK(rows["openmp"] == 1);
+    }
+    for (const auto& [impl, n] : rows) CHECK_MESSAGE(n == 1, impl << " has " << n << " rows");
   }
 }

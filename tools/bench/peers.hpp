@@ -58,7 +58,8 @@ std::string exe_dir();
 std::string last_nonblank_line(const std::string& text);
 // <directory of the running ranklab binary>/bench/peers, or "" if it has no peer binaries.
 std::string default_peers_dir();
-// Runs mpi_collectives.<impl> for one collective and p over all sizes (bytes per rank).
+// Runs mpi_collectives.<impl> for one collective and p over `sizes` (bytes per rank; the
+// sweep passes one size per launch, so that the peer runs right after ranklab's rows).
 peer_run run_peer(const peer_settings& s, std::string_view impl, collective c, int p,
                   const std::vector<std::uint64_t>& sizes);
 // The launcher's command line for `program` with p ranks (Open MPI: --allow-run-as-root as

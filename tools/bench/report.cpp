@@ -206,11 +206,25 @@ void print_tables(std::FILE* out, const bench_results& r) {
   }
 }
 
+namespace {
+
+// The peer launches that did not succeed, each (impl, coll, p, status, detail) once: with
+// --compare a peer is launched once per size, and a collective it lacks fails every time.
+std::vector<std::string> failed_peer_runs(const bench_results& r) {
+  std::vector<std::string> lines;
+  for (const peer_run& run : r.peer_runs) {
+    if (run.status == "ok") continue;
+    std::string line = fmt::format("{} {} p={}: {} ({})", run.impl, run.coll, run.p, run.status, run.detail);
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace
+
 void print_comparison(std::FILE* out, const bench_results& r) {
   for (const grid& g : comparison_grids(r)) fmt::print(out, "{}\n", render_text(g));
-  for (const peer_run& run : r.peer_runs)
-    if (run.status != "ok")
-      fmt::print(out, "# {} {} p={}: {} ({})\n", run.impl, run.coll, run.p, run.status, run.detail);
+  for (const std::string& line : failed_peer_runs(r)) fmt::print(out, "# {}\n", line);
 }
 
 std::string to_csv(const bench_results& r) {
@@ -326,9 +340,7 @@ std::string to_markdown(const bench_results& r, const std::string& svg_name) {
   if (r.request.compare) {
     out += "## Comparison\n\n";
     for (const grid& g : comparison_grids(r)) out += render_markdown(g);
-    for (const peer_run& run : r.peer_runs)
-      if (run.status != "ok")
-        out += fmt::format("* {} {} p={}: {} ({})\n", run.impl, run.coll, run.p, run.status, run.detail);
+    for (const std::string& line : failed_peer_runs(r)) out += "* " + line + "\n";
     out += "\n";
   }
   return out + markdown_skipped(r);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "bench/cache_line.hpp"
@@ -247,18 +248,40 @@ result_row peer_result_row(const peer_run& run, const std::string& impl, const s
   return row;
 }
 
-// Open MPI's and MPICH's run of one configuration: a launch each, for this size alone.
-void run_peers(collective c, int p, std::uint64_t b, const sweep_settings& s, progress& prog, bench_results& res) {
+// Peer launches that failed in a way the next size would repeat (no binary, a collective
+// the peer lacks, a launch killed at the timeout): (impl, coll, p) -> that run.
+using failed_peers = std::map<std::tuple<std::string, std::string, int>, peer_run>;
+
+// Open MPI's and MPICH's run of one configuration: a launch each, for this size alone (not
+// again after a failure the next size would repeat: a hanging launcher would cost the
+// timeout once per size).
+void run_peers(collective c, int p, std::uint64_t b, const sweep_settings& s, failed_peers& failed, progress& prog,
+               bench_results& res) {
   const std::string coll(name(c));
   // (a barrier moves nothing: the peer takes any size and reports it as 0 bytes)
   const std::vector<std::uint64_t> size{c == collective::barrier ? s.sizes.front() : b};
   for (const char* impl : {"openmpi", "mpich"}) {
     prog.step(fmt::format("{} p={} {} {}", coll, p, size_label(b), impl));
+    const auto key = std::tuple{std::string(impl), coll, p};
+    if (const auto it = failed.find(key); it != failed.end()) {
+      res.rows.push_back(peer_result_row(it->second, impl, coll, p, b, s));
+      continue;
+    }
     peer_run run = run_peer(s.peers, impl, c, p, size);
     if (run.status != "ok") prog.note(fmt::format("{}: {}", run.status, run.detail));
     res.rows.push_back(peer_result_row(run, impl, coll, p, b, s));
+    if (run.status == "missing" || run.status == "n/a" || run.status == "timeout") failed[key] = run;
     res.peer_runs.push_back(std::move(run));
   }
+}
+
+// The floors of one configuration's moment (--compare): short batches, about 0.2 s.
+configuration_floor floor_now(collective c, int p, std::uint64_t b) {
+  timing_options brief;
+  brief.target_seconds = 0.03, brief.batches = 3, brief.calib_seconds = 0.002;
+  configuration_floor f{std::string(name(c)), p, b, nlohmann::ordered_json::object()};
+  add_cache_line(f.figures, measure_cache_line(brief));
+  return f;
 }
 
 }  // namespace
@@ -270,15 +293,6 @@ std::vector<std::uint64_t> reported_sizes(collective c, const std::vector<std::u
     if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   }
   return out;
-}
-
-// The floors of one configuration's moment (--compare): short batches, about 0.2 s.
-configuration_floor floor_now(collective c, int p, std::uint64_t b) {
-  timing_options brief;
-  brief.target_seconds = 0.03, brief.batches = 3, brief.calib_seconds = 0.002;
-  configuration_floor f{std::string(name(c)), p, b, nlohmann::ordered_json::object()};
-  add_cache_line(f.figures, measure_cache_line(brief));
-  return f;
 }
 
 // Configuration by configuration, every implementation of one (collective, p, size) right
@@ -293,7 +307,8 @@ bool run_sweep(const sweep_settings& s, bench_results& res) {
     for (collective c : s.colls) peer_steps += 2 * static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
   progress prog(static_cast<int>(jobs.size()) + baseline_steps(s) + peer_steps, s.quiet);
   if (s.baselines && !openmp_available()) prog.note("no OpenMP baseline: " + openmp_runtime());
-  memcpy_cache copies;
+  memcpy_cache copies;  // a copy's figure serves every configuration that copies as much
+  failed_peers failed;
   bool all_verified = true;
   for (collective c : s.colls)
     for (int p : s.ps)
@@ -301,7 +316,7 @@ bool run_sweep(const sweep_settings& s, bench_results& res) {
         if (s.compare) res.floors.push_back(floor_now(c, p, b));
         all_verified &= run_ranklab(jobs, c, p, b, s, prog, res);
         if (s.baselines) all_verified &= run_baselines(c, p, b, s, copies, prog, res);
-        if (s.compare) run_peers(c, p, b, s, prog, res);
+        if (s.compare) run_peers(c, p, b, s, failed, prog, res);
       }
   return all_verified;
 }

@@ -1,5 +1,6 @@
 // The runs of `ranklab bench`: which configurations run and which are skipped (the plan),
-// then their measurement in three steps, ranklab's algorithms, the baselines (memcpy of one
+// then their measurement configuration by configuration (collective, p, size): with
+// --compare the machine's floors, then ranklab's algorithms, the baselines (memcpy of one
 // rank's result, oneTBB, OpenMP) and the MPI peers, each adding rows to the results.
 #pragma once
 #include <cstdint>
