@@ -1,7 +1,7 @@
 # `ranklab bench` from the command line (included by tests/CMakeLists.txt):
 #   cli_bench_sweep    a tiny sweep (barrier, allreduce, bcast; p = 2, 3; 8 B and 1 KiB;
 #                      --quick) writing JSON, CSV and SVG;
-#   cli_bench_json     test_bench_output checks that JSON: every (coll, algo, p, size) there
+#   cli_bench_sweep_json test_bench_output checks that JSON: every (coll, algo, p, size) there
 #                      and verified, or skipped for a precondition; the baselines (memcpy
 #                      with what it copied, oneTBB, OpenMP when built) verified; the machine
 #                      table with the OpenMP runtime and the cache-line round trip;
@@ -11,28 +11,27 @@
 #   cli_bench_help     --help lists --require-quiet and the OpenMP baseline;
 #   cli_bench_errors_* unknown collective / algorithm, bad size: a clear message.
 set(_bench_out ${CMAKE_CURRENT_BINARY_DIR}/cli_bench)
-add_test(NAME cli_bench_sweep
-  COMMAND $<TARGET_FILE:ranklab_tool> bench --coll barrier,allreduce,bcast --algo all --p 2,3 --sizes 8,1Ki
-          --quick --quiet --json ${_bench_out}.json --csv ${_bench_out}.csv --plot ${_bench_out}.svg)
-set_tests_properties(cli_bench_sweep PROPERTIES FIXTURES_SETUP cli_bench_json TIMEOUT 120)
+# cli_bench_<name>: `ranklab bench <args...>` writing DIR/cli_bench_<name>.json; then
+# cli_bench_<name>_json: the test cases `test_case` of test_bench_output check it, given its
+# path in `variable` (and `extra_env`, a ;-list, beside it).
+function(bench_json_test name variable test_case extra_env)
+  set(json ${_bench_out}_${name}.json)
+  add_test(NAME cli_bench_${name} COMMAND $<TARGET_FILE:ranklab_tool> bench ${ARGN} --json ${json})
+  set_tests_properties(cli_bench_${name} PROPERTIES FIXTURES_SETUP cli_bench_${name}_json TIMEOUT 180)
+  if(TARGET test_bench_output)
+    add_test(NAME cli_bench_${name}_json COMMAND test_bench_output "--test-case=${test_case}")
+    set_tests_properties(cli_bench_${name}_json PROPERTIES FIXTURES_REQUIRED cli_bench_${name}_json
+      ENVIRONMENT "${variable}=${json};${extra_env}")
+  endif()
+endfunction()
 
-if(TARGET test_bench_output)
-  add_test(NAME cli_bench_json COMMAND test_bench_output "--test-case=bench json*")
-  set_tests_properties(cli_bench_json PROPERTIES FIXTURES_REQUIRED cli_bench_json
-    ENVIRONMENT "RANKLAB_BENCH_JSON=${_bench_out}.json;RANKLAB_BENCH_SVG=${_bench_out}.svg")
-endif()
-
+bench_json_test(sweep RANKLAB_BENCH_JSON "bench json*" "RANKLAB_BENCH_SVG=${_bench_out}.svg"
+  --coll barrier,allreduce,bcast --algo all --p 2,3 --sizes 8,1Ki --quick --quiet
+  --csv ${_bench_out}.csv --plot ${_bench_out}.svg)
 # --compare: the floors before each configuration, then all of its rows together (the peers
 # report "missing" where MPI was not built; the check does not depend on that).
-add_test(NAME cli_bench_compare
-  COMMAND $<TARGET_FILE:ranklab_tool> bench --coll barrier,allreduce --algo auto --p 2 --sizes 8,1Ki --compare
-          --quick --quiet --peer-timeout 15 --json ${_bench_out}_compare.json)
-set_tests_properties(cli_bench_compare PROPERTIES FIXTURES_SETUP cli_bench_compare_json TIMEOUT 180)
-if(TARGET test_bench_output)
-  add_test(NAME cli_bench_compare_json COMMAND test_bench_output "--test-case=bench json compare*")
-  set_tests_properties(cli_bench_compare_json PROPERTIES FIXTURES_REQUIRED cli_bench_compare_json
-    ENVIRONMENT "RANKLAB_BENCH_COMPARE_JSON=${_bench_out}_compare.json")
-endif()
+bench_json_test(compare RANKLAB_BENCH_COMPARE_JSON "bench compare json*" ""
+  --coll barrier,allreduce --algo auto --p 2 --sizes 8,1Ki --compare --quick --quiet --peer-timeout 15)
 
 add_test(NAME cli_bench_errors_coll COMMAND $<TARGET_FILE:ranklab_tool> bench --coll nonsense --quick)
 add_test(NAME cli_bench_errors_algo COMMAND $<TARGET_FILE:ranklab_tool> bench --coll bcast --algo nonsense --quick)

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -295,16 +296,25 @@ TEST_CASE("bench: SVG of a small result set") {
 }
 
 // ---- the sweep's JSON --------------------------------------------------------------------
-TEST_CASE("bench json: every requested configuration is present and verified") {
-  const char* path = std::getenv("RANKLAB_BENCH_JSON");
+// The JSON a sweep wrote to the file named by the environment variable `variable`
+// (tests/cli_bench.cmake sets it), or nothing when it is not set: nothing to check then.
+std::optional<nlohmann::json> sweep_json(const char* variable) {
+  const char* path = std::getenv(variable);
   if (path == nullptr) {
-    MESSAGE("RANKLAB_BENCH_JSON not set: nothing to check (tests/cli_bench.cmake sets it)");
-    return;
+    MESSAGE(variable << " not set: nothing to check (tests/cli_bench.cmake sets it)");
+    return std::nullopt;
   }
   std::ifstream in(path);
   REQUIRE_MESSAGE(in.good(), "cannot read " << path);
-  const nlohmann::json j = nlohmann::json::parse(in);
+  nlohmann::json j = nlohmann::json::parse(in);
   REQUIRE(j.at("format") == "ranklab-bench");
+  return j;
+}
+
+TEST_CASE("bench json: every requested configuration is present and verified") {
+  const std::optional<nlohmann::json> sweep = sweep_json("RANKLAB_BENCH_JSON");
+  if (!sweep) return;
+  const nlohmann::json& j = *sweep;
   const auto& q = j.at("request");
   const auto& rows = j.at("rows");
   const auto& skipped = j.at("skipped");
@@ -412,15 +422,10 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
 // and MPICH) come together, before the next configuration's: in the JSON, each
 // configuration's rows are one contiguous run, exactly one per implementation, in the order
 // of the floors.
-TEST_CASE("bench json compare: each configuration measured together, after its own floors") {
-  const char* path = std::getenv("RANKLAB_BENCH_COMPARE_JSON");
-  if (path == nullptr) {
-    MESSAGE("RANKLAB_BENCH_COMPARE_JSON not set: nothing to check (tests/cli_bench.cmake sets it)");
-    return;
-  }
-  std::ifstream in(path);
-  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
-  const nlohmann::json j = nlohmann::json::parse(in);
+TEST_CASE("bench compare json: each configuration measured together, after its own floors") {
+  const std::optional<nlohmann::json> sweep = sweep_json("RANKLAB_BENCH_COMPARE_JSON");
+  if (!sweep) return;
+  const nlohmann::json& j = *sweep;
   REQUIRE(j.at("request").at("compare") == true);
   using config = std::tuple<std::string, int, std::uint64_t>;
   auto config_of = [](const nlohmann::json& x) {
