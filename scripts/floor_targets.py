@@ -53,7 +53,6 @@ def main():
     args = ap.parse_args()
     docs = [json.load(open(f)) for f in args.json_files]
     machines = [d.get("machine", {}) for d in docs]
-    machine = machines[0]
 
     def median_of(values):
         values = sorted(v for v in values if v is not None)

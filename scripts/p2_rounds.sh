@@ -27,9 +27,8 @@ for i in $(seq 1 "$rounds"); do
   note " after compare"
   # Configuration by configuration, before and after back to back (their order alternating
   # by round), so that both meet the same state of the machine.
-  header=impl,coll,algo,selected,mode,p,bytes,usec_median,usec_min,usec_max,iterations,batches,verified,status
-  echo "$header" > "$out/$prefix-before$i.csv"
-  echo "$header" > "$out/$prefix-after$i.csv"
+  : > "$out/$prefix-before$i.csv"
+  : > "$out/$prefix-after$i.csv"
   for coll in $colls; do
     for size in ${sizes//,/ }; do
       if [ $((i % 2)) -eq 1 ]; then order="before after"; else order="after before"; fi
@@ -40,7 +39,8 @@ for i in $(seq 1 "$rounds"); do
         else
           "$build/ranklab" bench --coll "$coll" --algo auto --p 2 --sizes "$size" --no-baselines -q --csv "$tmp" > /dev/null
         fi
-        tail -n +2 "$tmp" >> "$out/$prefix-$which$i.csv"
+        csv="$out/$prefix-$which$i.csv"
+        if [ -s "$csv" ]; then tail -n +2 "$tmp" >> "$csv"; else cat "$tmp" > "$csv"; fi  # header once
       done
       [ "$coll" = barrier ] && break  # one size: it moves nothing
     done

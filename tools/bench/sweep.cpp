@@ -101,11 +101,16 @@ std::vector<job> plan_jobs(const sweep_settings& s, bench_results& res) {
 // barrier too.
 bool has_baselines(collective c) { return c != collective::barrier || openmp_available(); }
 
+// The configurations (p, size) of collective c.
+int configurations(const sweep_settings& s, collective c) {
+  return static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
+}
+
 int baseline_steps(const sweep_settings& s) {
   if (!s.baselines) return 0;
   int n = 0;
   for (collective c : s.colls)
-    if (has_baselines(c)) n += static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
+    if (has_baselines(c)) n += configurations(s, c);
   return n;
 }
 
@@ -304,7 +309,7 @@ bool run_sweep(const sweep_settings& s, bench_results& res) {
   const std::vector<job> jobs = plan_jobs(s, res);
   int peer_steps = 0;
   if (s.compare)
-    for (collective c : s.colls) peer_steps += 2 * static_cast<int>(s.ps.size() * reported_sizes(c, s.sizes).size());
+    for (collective c : s.colls) peer_steps += 2 * configurations(s, c);
   progress prog(static_cast<int>(jobs.size()) + baseline_steps(s) + peer_steps, s.quiet);
   if (s.baselines && !openmp_available()) prog.note("no OpenMP baseline: " + openmp_runtime());
   memcpy_cache copies;  // a copy's figure serves every configuration that copies as much
