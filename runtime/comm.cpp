@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -56,11 +57,14 @@ void abandon_unfinished(team_state& t, int me, comm_state& cs) {
             std::make_exception_ptr(usage_error(me, op->name, "the rank returned with this request unfinished")));
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] void throw_unusable(const team_state* t, int rank, const char* operation) {
+  if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
+  throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
+}
+
 // A comm that was moved from or whose team has ended can do nothing.
 void require_usable(const team_state* t, const comm_state* cs, int rank, const char* operation) {
-  if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
-  if (cs->ended.load(std::memory_order_acquire))
-    throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
+  if (!t || cs->ended.load(std::memory_order_acquire)) throw_unusable(t, rank, operation);
 }
 
 // What every collective call does first, blocking or not: checks the call on this rank and
@@ -92,14 +96,58 @@ void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> en
 // the same operator context. Everything the checks and the preparation derive from the
 // call depends on nothing else. (The cache key leaves the context out: a schedule does not
 // depend on it, but the prepared operation reduces with it. Two make_op operators from
-// lambdas of one type share the function and differ only there.)
-// The part of that test that is not the cache key (which detail::matches compares).
-bool prepared_for(const comm_state& cs, const void* in, const void* out, const op& reduction) {
-  return cs.prepared && cs.prepared_in == in && cs.prepared_out == out &&
-         cs.blocking.combine_op.context == reduction.context;
+// lambdas of one type share the function and differ only there.) Compared through the
+// flattened copy of the key (comm_state::repeat): the parts of every call first, then the
+// counts of a v-collective.
+// Algorithm names are short ("auto", "ring"): compared as two overlapping words of 4 or 8
+// bytes, which costs a few instructions where a byte loop cost some thirty.
+template <class Word>
+bool same_ends(const char* a, const char* b, std::size_t n) {
+  Word a0, b0, a1, b1;
+  std::memcpy(&a0, a, sizeof(Word));
+  std::memcpy(&b0, b, sizeof(Word));
+  std::memcpy(&a1, a + n - sizeof(Word), sizeof(Word));
+  std::memcpy(&b1, b + n - sizeof(Word), sizeof(Word));
+  return a0 == b0 && a1 == b1;
+}
+bool same_text(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  if (n >= 8 && n <= 16) return same_ends<std::uint64_t>(a.data(), b.data(), n);
+  if (n >= 4 && n < 8) return same_ends<std::uint32_t>(a.data(), b.data(), n);
+  return a == b;
+}
+bool repeats(const comm_state::repeat_key& k, collective coll, int root, std::uint64_t count, const void* in,
+             const void* out, const datatype& type, const op& reduction, const algo& choice) {
+  return k.in == in && k.out == out && k.count == count && k.coll == coll && k.root == root && k.type == type &&
+         k.kind == reduction.kind && k.commutative == reduction.commutative && k.function == reduction.function &&
+         k.context == reduction.context && k.params == choice.params && same_text(k.algorithm, choice.name);
 }
 bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
-  return prepared_for(cs, in, out, c.reduction) && detail::matches(*cs.prepared, c);
+  if (!cs.prepared || !repeats(cs.repeat, c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction,
+                               c.choice) ||
+      c.args.commutative != cs.repeat.commutative)
+    return false;
+  return cs.repeat.single_count ? c.args.counts.empty() && c.args.displs.empty() : detail::matches(*cs.prepared, c);
+}
+
+// Records that the blocking operation is prepared for call `c` on these buffers.
+void remember_prepared(comm_state& cs, const call& c, const void* in, const void* out) {
+  const cached_schedule& e = *cs.blocking.entry;
+  cs.prepared = &e;
+  cs.repeat = comm_state::repeat_key{in,
+                                     out,
+                                     c.args.count,
+                                     c.args.coll,
+                                     c.args.root,
+                                     c.type,
+                                     c.reduction.kind,
+                                     c.args.commutative,
+                                     c.args.counts.empty() && c.args.displs.empty(),
+                                     c.reduction.function,
+                                     c.reduction.context,
+                                     c.args.params,
+                                     e.requested};
 }
 
 // Runs the blocking operation as prepared.
@@ -251,8 +299,8 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
 bool comm::repeat_collective(const detail::call_request& r) {
   if (!team_) return false;
   const comm_state& cs = *state_;
-  if (!prepared_for(cs, r.in, r.out, *r.reduction) ||
-      !detail::matches(*cs.prepared, r.coll, r.root, r.count, r.type, *r.reduction, *r.choice))
+  if (!cs.prepared || !cs.repeat.single_count ||
+      !repeats(cs.repeat, r.coll, r.root, r.count, r.in, r.out, r.type, *r.reduction, *r.choice))
     return false;
   run_again(*team_, *state_, rank_);
   return true;
@@ -265,9 +313,7 @@ void comm::run_collective(const call& c, const void* in, void* out) {
   operation& op = cs.blocking;
   aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
   op.tag = tag_for(cs, c, *op.entry);
-  cs.prepared = op.entry.get();
-  cs.prepared_in = in;
-  cs.prepared_out = out;
+  remember_prepared(cs, c, in, out);
   run_blocking(*team_, cs, rank_);
 }
 

@@ -135,6 +135,8 @@ class schedule {
   std::span<const local_step> pre_steps(const round& r) const;
   std::span<const local_step> post_steps(const round& r) const;
   std::span<const local_step> prologue() const;
+  // Every local step, the prologue's first, then each round's (round::pre_begin...).
+  std::span<const local_step> steps() const { return steps_; }
   bool reads_remote() const { return reads_remote_; }
   // Whether a step reads or writes another rank's buffers themselves (remote steps from
   // anything but the fence payload, and pushes): only then must the others keep theirs

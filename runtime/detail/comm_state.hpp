@@ -37,8 +37,24 @@ struct alignas(64) comm_state {
   // alive, and buffers); null once the operation served anything else. A blocking call
   // that repeats it skips the checks, the cache lookup and the preparation.
   const cached_schedule* prepared = nullptr;
-  const void* prepared_in = nullptr;
-  const void* prepared_out = nullptr;
+  // That call's key flattened beside the buffers, so that the test for a repeat compares a
+  // few words here instead of following `prepared` into the cache entry (repeated 8-byte
+  // calls spend a noticeable part of their time on that test). Valid while `prepared` is set.
+  struct repeat_key {
+    const void* in = nullptr;
+    const void* out = nullptr;
+    std::uint64_t count = 0;
+    collective coll = collective::barrier;
+    int root = 0;
+    datatype type;
+    op_kind kind = op_kind::sum;
+    bool commutative = false;
+    bool single_count = false;  // no counts or displacements: a detail::call_request can repeat it
+    user_function function = nullptr;
+    const void* context = nullptr;
+    algo_params params;
+    std::string_view algorithm;  // as requested (the cache entry's `requested`)
+  } repeat;
 
   // Optional progress thread (team_options::progress_thread): it and the rank thread take
   // `progress_lock` around every advance.

@@ -72,6 +72,9 @@ struct operation {
   // and a repeated call, resolves nothing; and the current round's part of them.
   std::vector<piece> all_send_pieces, all_recv_pieces;
   std::span<const piece> send_pieces, recv_pieces;
+  // A messages_only plan's local steps resolved to memory the same way (indexed like
+  // schedule::steps()): run_quick() runs them without looking at the schedule's regions.
+  std::vector<resolved_step> resolved_steps;
 
   // Point-to-point rounds are not schedules: a single round described here.
   bool p2p = false;
@@ -85,7 +88,7 @@ struct operation {
   // Rewinds the operation to its first round (a new call of the same preparation).
   void rewind() {
     started = complete = false;
-    error = nullptr;
+    if (error) error = nullptr;  // a call into the runtime library even when null
     round = 0;
     reset_round();
   }

@@ -33,6 +33,15 @@ struct buffer_table {
   piece resolve(const region& r) const { return {address(r), r.count * elem_size}; }
 };
 
+// A local step with its regions resolved to memory (a plan's buffers stay put while it is
+// prepared for the same call).
+struct resolved_step {
+  const std::byte* src = nullptr;
+  std::byte* dst = nullptr;
+  std::size_t bytes = 0;
+  combine how = combine::copy;
+};
+
 // dst pieces <- src pieces, total sizes equal (checked by the caller).
 void transfer(std::span<const piece> src, std::span<const piece> dst, combine how, const reduction& red);
 // One contiguous piece into one piece.

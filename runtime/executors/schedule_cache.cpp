@@ -44,41 +44,16 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
   return h;
 }
 
-// A byte loop: the names are a few characters, shorter than a call into memcmp.
-bool same_text(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
-bool same_values(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
-}
-
-// Everything of the key but the counts and displacements. Runs before every repeated call,
-// so the cheap scalar comparisons come first. `commutative` and `params` are the call
-// arguments' (a call's may differ from its operator's and algorithm choice's).
-bool same_scalars(const cached_schedule& e, collective coll, int root, std::uint64_t count, bool commutative,
-                  const algo_params& params, const datatype& type, const op& reduction, std::string_view name) {
-  const call& k = e.key_call;
-  return k.args.coll == coll && k.args.count == count && k.args.root == root && k.args.commutative == commutative &&
-         k.args.params == params && k.type == type && k.reduction.kind == reduction.kind &&
-         k.reduction.function == reduction.function && same_text(e.requested, name);
-}
-
 }  // namespace
 
-bool matches(const cached_schedule& e, collective coll, int root, std::uint64_t count, const datatype& type,
-             const op& reduction, const algo& choice) {
-  return same_scalars(e, coll, root, count, reduction.commutative, choice.params, type, reduction, choice.name) &&
-         e.key_call.args.counts.empty() && e.key_call.args.displs.empty();
-}
-
+// Looked up once per call that does not repeat the last one (comm.cpp has the test for
+// that, on a flattened copy of this key).
 bool matches(const cached_schedule& e, const call& c) {
-  return same_scalars(e, c.args.coll, c.args.root, c.args.count, c.args.commutative, c.args.params, c.type, c.reduction,
-                      c.choice.name) &&
-         same_values(e.key_call.args.counts, c.args.counts) && same_values(e.key_call.args.displs, c.args.displs);
+  const call& k = e.key_call;
+  return k.args.coll == c.args.coll && k.args.count == c.args.count && k.args.root == c.args.root &&
+         k.args.commutative == c.args.commutative && k.args.params == c.args.params && k.type == c.type &&
+         k.reduction.kind == c.reduction.kind && k.reduction.function == c.reduction.function &&
+         e.requested == c.choice.name && k.args.counts == c.args.counts && k.args.displs == c.args.displs;
 }
 
 namespace {

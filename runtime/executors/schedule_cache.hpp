@@ -34,10 +34,6 @@ std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& 
 // Whether `e` is the cache entry of call `c` (the same arguments, type, operator and
 // algorithm choice).
 bool matches(const cached_schedule& e, const call& c);
-// The same for a call with a single count, given by its parts (the typed surface's
-// detail::call_request): never an entry of a v-collective.
-bool matches(const cached_schedule& e, collective coll, int root, std::uint64_t count, const datatype& type,
-             const op& reduction, const algo& choice);
 
 // The tag of the rank's next collective call: numbers it and carries the signature.
 call_tag tag_for(comm_state& cs, const call& c, const cached_schedule& entry);

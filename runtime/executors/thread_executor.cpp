@@ -339,6 +339,10 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
     for (const region& r : s.send_regions(rd)) op.all_send_pieces.push_back(op.buffers.resolve(r));
     for (const region& r : s.recv_regions(rd)) op.all_recv_pieces.push_back(op.buffers.resolve(r));
   }
+  op.resolved_steps.clear();
+  if (op.messages_only)
+    for (const local_step& st : s.steps())
+      op.resolved_steps.push_back({op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * type.size, st.how});
   op.rewind();
 }
 
@@ -530,11 +534,17 @@ bool may_advance(engine& e, const operation& op) {
   return box.cell(seq).seq.load(std::memory_order_acquire) == seq || box.queue.read_available() > 0;
 }
 
-// The local steps of a plan that has no steps on other ranks' buffers.
-void run_local_steps(operation& op, std::span<const local_step> steps) {
-  for (const local_step& st : steps) {
+// Local steps [begin, end) of a messages_only plan, resolved (operation::resolved_steps).
+// A copy of a line or less is done inline: a call into memmove cost more than such a copy.
+void run_resolved(operation& op, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const resolved_step& st = op.resolved_steps[i];
+    if (st.how == combine::copy && st.bytes <= 64 && (st.dst + st.bytes <= st.src || st.src + st.bytes <= st.dst)) {
+      copy_line_part(st.dst, st.src, st.bytes);
+      continue;
+    }
     if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
-    transfer(op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * op.type.size, st.how, op.red);
+    transfer(st.src, st.dst, st.bytes, st.how, op.red);
   }
 }
 
@@ -548,11 +558,11 @@ void run_local_steps(operation& op, std::span<const local_step> steps) {
 // allgather 181 -> 168.
 bool run_quick(engine& e, operation& op, int& polls) {
   const schedule& s = *op.plan;
-  run_local_steps(op, s.prologue());
+  run_resolved(op, 0, s.prologue().size());
   op.started = true;
   for (const std::size_t rounds = s.rounds().size(); op.round < rounds;) {
     const round& rd = s.rounds()[op.round];
-    run_local_steps(op, s.pre_steps(rd));
+    run_resolved(op, rd.pre_begin, rd.post_begin);
     op.received_bytes = 0;
     op.pre_done = true;
     op.send_pieces = std::span(op.all_send_pieces).subspan(rd.send_begin, rd.send_end - rd.send_begin);
@@ -567,7 +577,7 @@ bool run_quick(engine& e, operation& op, int& polls) {
       if (!take_expected_express(e, op, rd.recv_from, polls)) return false;
       op.received = true;
     }
-    run_local_steps(op, s.post_steps(rd));
+    run_resolved(op, rd.post_begin, rd.post_end);
     ++op.round;
     op.reset_round();
   }

@@ -98,10 +98,15 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
         at += n;
       }
   };
-  if (lines > 1) pack(false);
   express_cell& head = box.cell(seq);
-  write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
-  pack(true);
+  if (lines == 1 && pieces.size() == 1) {  // the common small message, without the packing loop
+    write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
+    copy_line_part(head.payload, pieces[0].data, bytes);
+  } else {
+    if (lines > 1) pack(false);
+    write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
+    pack(true);
+  }
   box.sent += lines;
   head.seq.store(seq, std::memory_order_release);
   // Take a line a few messages on for writing now, if the receiver is known to be done with
