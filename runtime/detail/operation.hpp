@@ -73,8 +73,10 @@ struct operation {
   std::vector<piece> all_send_pieces, all_recv_pieces;
   std::span<const piece> send_pieces, recv_pieces;
   // A messages_only plan's local steps resolved to memory the same way (indexed like
-  // schedule::steps()): run_quick() runs them without looking at the schedule's regions.
+  // schedule::steps(); the first prologue_steps are the prologue): run_quick() runs them
+  // without looking at the schedule's regions.
   std::vector<resolved_step> resolved_steps;
+  std::size_t prologue_steps = 0;
 
   // Point-to-point rounds are not schedules: a single round described here.
   bool p2p = false;

@@ -40,6 +40,7 @@ struct resolved_step {
   std::byte* dst = nullptr;
   std::size_t bytes = 0;
   combine how = combine::copy;
+  bool small_copy = false;  // a copy of at most a cache line between disjoint pieces
 };
 
 // dst pieces <- src pieces, total sizes equal (checked by the caller).

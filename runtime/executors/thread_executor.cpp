@@ -340,9 +340,13 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
     for (const region& r : s.recv_regions(rd)) op.all_recv_pieces.push_back(op.buffers.resolve(r));
   }
   op.resolved_steps.clear();
+  op.prologue_steps = s.prologue().size();
   if (op.messages_only)
-    for (const local_step& st : s.steps())
-      op.resolved_steps.push_back({op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * type.size, st.how});
+    for (const local_step& st : s.steps()) {
+      const resolved_step r{op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * type.size, st.how};
+      const bool disjoint = r.dst + r.bytes <= r.src || r.src + r.bytes <= r.dst;
+      op.resolved_steps.push_back({r.src, r.dst, r.bytes, r.how, r.how == combine::copy && r.bytes <= 64 && disjoint});
+    }
   op.rewind();
 }
 
@@ -534,17 +538,21 @@ bool may_advance(engine& e, const operation& op) {
   return box.cell(seq).seq.load(std::memory_order_acquire) == seq || box.queue.read_available() > 0;
 }
 
+// A resolved local step other than a small copy.
+void run_resolved_step(operation& op, const resolved_step& st) {
+  if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  transfer(st.src, st.dst, st.bytes, st.how, op.red);
+}
+
 // Local steps [begin, end) of a messages_only plan, resolved (operation::resolved_steps).
 // A copy of a line or less is done inline: a call into memmove cost more than such a copy.
-void run_resolved(operation& op, std::size_t begin, std::size_t end) {
+inline void run_resolved(operation& op, std::size_t begin, std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) {
     const resolved_step& st = op.resolved_steps[i];
-    if (st.how == combine::copy && st.bytes <= 64 && (st.dst + st.bytes <= st.src || st.src + st.bytes <= st.dst)) {
+    if (st.small_copy)
       copy_line_part(st.dst, st.src, st.bytes);
-      continue;
-    }
-    if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
-    transfer(st.src, st.dst, st.bytes, st.how, op.red);
+    else
+      run_resolved_step(op, st);
   }
 }
 
@@ -558,7 +566,7 @@ void run_resolved(operation& op, std::size_t begin, std::size_t end) {
 // allgather 181 -> 168.
 bool run_quick(engine& e, operation& op, int& polls) {
   const schedule& s = *op.plan;
-  run_resolved(op, 0, s.prologue().size());
+  run_resolved(op, 0, op.prologue_steps);
   op.started = true;
   for (const std::size_t rounds = s.rounds().size(); op.round < rounds;) {
     const round& rd = s.rounds()[op.round];

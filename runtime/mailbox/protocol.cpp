@@ -430,7 +430,9 @@ bool take_expected_express(engine& e, operation& op, int from, int& polls) {
     std::byte* const staged = e.cs.stage[0].bytes + header_bytes;
     box.copy_express(seq, in_place ? op.recv_pieces[0].data : staged);
     taken_through(e, box, from, last);
-    if (!in_place) {
+    if (!in_place && how == combine::copy && one_piece && bytes <= sizeof(chunk)) {
+      copy_line_part(op.recv_pieces[0].data, staged, bytes);  // inline: a call into memmove costs more
+    } else if (!in_place) {
       const piece src{staged, bytes};
       transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
     }
