@@ -375,13 +375,24 @@ TEST_SUITE("basic collectives") {
         expect(std::all_of(out.begin(), out.end(), [&](int x) { return x == 6 + (p - 1) * k; }),
                "allreduce operator context (run_collective)");
       }
-      // The algorithm's name, rewritten in the same string storage (short strings keep it).
+      // The algorithm's name, rewritten in the same string storage (short strings keep it),
+      // also to another name of the same length: names of 4-7 and of 8-16 characters are
+      // compared as words, not byte by byte.
       std::string name = "ring";
-      for (const char* n : {"ring", "slots", "direct", "ring"}) {
+      for (const char* n : {"ring", "slots", "direct", "ring", "rabenseifner", "reduce_bcast", "rabenseifner"}) {
         name = n;
         c.allreduce(in, out, ops::sum, {name});
         expect(c.last_algorithm() && c.last_algorithm()->name == n, "algorithm name");
         expect(std::all_of(out.begin(), out.end(), [](int x) { return x == 6; }), "allreduce by name");
+      }
+      std::vector<int> gathered(8 * p);
+      for (const char* n : {"linear", "mesh2d", "linear"}) {
+        name = n;
+        c.allgather(in, gathered, {name});
+        expect(c.last_algorithm() && c.last_algorithm()->name == n, "algorithm name of the same length");
+        for (int r = 0; r < p; ++r)
+          expect(std::all_of(gathered.begin() + 8 * r, gathered.begin() + 8 * (r + 1), [&](int x) { return x == r + 1; }),
+                 "allgather by name");
       }
       // The count, from the same first element.
       for (std::size_t n : {8u, 3u, 0u, 8u}) {
