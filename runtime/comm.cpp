@@ -91,14 +91,6 @@ void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> en
   op.entry = std::move(entry);
 }
 
-// Whether the blocking operation is still prepared for exactly this call: the schedule
-// cache's key (collective, counts, root, type, operator, algorithm), the same buffers and
-// the same operator context. Everything the checks and the preparation derive from the
-// call depends on nothing else. (The cache key leaves the context out: a schedule does not
-// depend on it, but the prepared operation reduces with it. Two make_op operators from
-// lambdas of one type share the function and differ only there.) Compared through the
-// flattened copy of the key (comm_state::repeat): the parts of every call first, then the
-// counts of a v-collective.
 // Algorithm names are short ("auto", "ring"): compared as two overlapping words of 4 or 8
 // bytes, which costs a few instructions where a byte loop cost some thirty.
 template <class Word>
@@ -117,6 +109,15 @@ bool same_text(std::string_view a, std::string_view b) {
   if (n >= 4 && n < 8) return same_ends<std::uint32_t>(a.data(), b.data(), n);
   return a == b;
 }
+
+// Whether the blocking operation is still prepared for exactly this call: the schedule
+// cache's key (collective, counts, root, type, operator, algorithm), the same buffers and
+// the same operator context. Everything the checks and the preparation derive from the
+// call depends on nothing else. (The cache key leaves the context out: a schedule does not
+// depend on it, but the prepared operation reduces with it. Two make_op operators from
+// lambdas of one type share the function and differ only there.) Compared through the
+// flattened copy of the key (comm_state::repeat): the parts of every call first, then the
+// counts of a v-collective.
 bool repeats(const comm_state::repeat_key& k, collective coll, int root, std::uint64_t count, const void* in,
              const void* out, const datatype& type, const op& reduction, const algo& choice) {
   return k.in == in && k.out == out && k.count == count && k.coll == coll && k.root == root && k.type == type &&
@@ -124,8 +125,8 @@ bool repeats(const comm_state::repeat_key& k, collective coll, int root, std::ui
          k.context == reduction.context && k.params == choice.params && same_text(k.algorithm, choice.name);
 }
 bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
-  if (!cs.prepared || !repeats(cs.repeat, c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction,
-                               c.choice) ||
+  if (!cs.prepared ||
+      !repeats(cs.repeat, c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction, c.choice) ||
       c.args.commutative != cs.repeat.commutative)
     return false;
   return cs.repeat.single_count ? c.args.counts.empty() && c.args.displs.empty() : detail::matches(*cs.prepared, c);

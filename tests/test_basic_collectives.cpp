@@ -391,8 +391,9 @@ TEST_SUITE("basic collectives") {
         c.allgather(in, gathered, {name});
         expect(c.last_algorithm() && c.last_algorithm()->name == n, "algorithm name of the same length");
         for (int r = 0; r < p; ++r)
-          expect(std::all_of(gathered.begin() + 8 * r, gathered.begin() + 8 * (r + 1), [&](int x) { return x == r + 1; }),
-                 "allgather by name");
+          expect(
+              std::all_of(gathered.begin() + 8 * r, gathered.begin() + 8 * (r + 1), [&](int x) { return x == r + 1; }),
+              "allgather by name");
       }
       // The count, from the same first element.
       for (std::size_t n : {8u, 3u, 0u, 8u}) {
