@@ -343,9 +343,10 @@ void prepare(operation& op, const schedule& s, const void* in, void* out, const 
   op.prologue_steps = s.prologue().size();
   if (op.messages_only)
     for (const local_step& st : s.steps()) {
-      const resolved_step r{op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * type.size, st.how};
+      resolved_step r{op.buffers.address(st.src), op.buffers.address(st.dst), st.src.count * type.size, st.how};
       const bool disjoint = r.dst + r.bytes <= r.src || r.src + r.bytes <= r.dst;
-      op.resolved_steps.push_back({r.src, r.dst, r.bytes, r.how, r.how == combine::copy && r.bytes <= 64 && disjoint});
+      r.small_copy = r.how == combine::copy && r.bytes <= 64 && disjoint;
+      op.resolved_steps.push_back(r);
     }
   op.rewind();
 }

@@ -98,15 +98,13 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
         at += n;
       }
   };
+  if (lines > 1) pack(false);
   express_cell& head = box.cell(seq);
-  if (lines == 1 && pieces.size() == 1) {  // the common small message, without the packing loop
-    write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
+  write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
+  if (lines == 1 && pieces.size() == 1)  // the common small message, without the packing loop
     copy_line_part(head.payload, pieces[0].data, bytes);
-  } else {
-    if (lines > 1) pack(false);
-    write_head(head, tag, static_cast<std::uint16_t>(bytes), lines);
+  else
     pack(true);
-  }
   box.sent += lines;
   head.seq.store(seq, std::memory_order_release);
   // Take a line a few messages on for writing now, if the receiver is known to be done with
