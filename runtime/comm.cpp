@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -124,18 +125,40 @@ bool repeats(const comm_state::repeat_key& k, collective coll, int root, std::ui
          k.kind == reduction.kind && k.commutative == reduction.commutative && k.function == reduction.function &&
          k.context == reduction.context && k.params == choice.params && same_text(k.algorithm, choice.name);
 }
+// A v-collective's counts and displacements against those of the prepared call's key (the
+// rest of the key repeats() compares). A loop for the few counts of a small team, where a
+// call into memcmp cost more than the compare.
+bool same_values(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) {
+  if (a.size() != b.size()) return false;
+  if (a.size() > 16) return std::memcmp(a.data(), b.data(), a.size() * sizeof(std::uint64_t)) == 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+bool same_layout(const comm_state& cs, std::span<const std::uint64_t> counts, std::span<const std::uint64_t> displs) {
+  const coll_args& k = cs.prepared->key_call.args;
+  return same_values(k.counts, counts) && same_values(k.displs, displs);
+}
 bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
   if (!cs.prepared ||
       !repeats(cs.repeat, c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction, c.choice) ||
       c.args.commutative != cs.repeat.commutative)
     return false;
-  return cs.repeat.single_count ? c.args.counts.empty() && c.args.displs.empty() : detail::matches(*cs.prepared, c);
+  return cs.repeat.single_count ? c.args.counts.empty() && c.args.displs.empty()
+                                : same_layout(cs, c.args.counts, c.args.displs);
 }
 
 // Records that the blocking operation is prepared for call `c` on these buffers.
-void remember_prepared(comm_state& cs, const call& c, const void* in, const void* out) {
+void remember_prepared(comm_state& cs, const call& c, const void* in, const void* out, int rank, int p) {
   const cached_schedule& e = *cs.blocking.entry;
   cs.prepared = &e;
+  const bool single_count = c.args.counts.empty() && c.args.displs.empty();
+  buffer_extent ext;
+  if (!single_count) {
+    coll_args args = c.args;
+    args.p = p;
+    ext = buffer_extents(args, rank);
+  }
   cs.repeat = comm_state::repeat_key{in,
                                      out,
                                      c.args.count,
@@ -144,11 +167,14 @@ void remember_prepared(comm_state& cs, const call& c, const void* in, const void
                                      c.type,
                                      c.reduction.kind,
                                      c.args.commutative,
-                                     c.args.counts.empty() && c.args.displs.empty(),
+                                     single_count,
                                      c.reduction.function,
                                      c.reduction.context,
                                      c.args.params,
-                                     e.requested};
+                                     e.requested,
+                                     ext.in,
+                                     ext.out,
+                                     ext.in > 0 || !is_rooted(c.args.coll)};
 }
 
 // Runs the blocking operation as prepared.
@@ -307,6 +333,22 @@ bool comm::repeat_collective(const detail::call_request& r) {
   return true;
 }
 
+// The same for a v-collective: its counts and displacements too, and the lengths of the
+// caller's buffers against this rank's part of the layout, as make_checked_vcall holds them
+// (a call that fails those checks goes on to them, and to their error).
+bool comm::repeat_collective(const detail::vcall_request& r) {
+  if (!team_) return false;
+  const comm_state& cs = *state_;
+  const detail::call_request& c = r.call;
+  if (!cs.prepared || cs.repeat.single_count ||
+      !repeats(cs.repeat, c.coll, c.root, c.count, c.in, c.out, c.type, *c.reduction, *c.choice) ||
+      (cs.repeat.in_exact && r.in_count != cs.repeat.in_extent) || r.out_count < cs.repeat.out_extent ||
+      !same_layout(cs, r.counts, r.displs))
+    return false;
+  run_again(*team_, *state_, rank_);
+  return true;
+}
+
 void comm::run_collective(const call& c, const void* in, void* out) {
   if (team_ && repeats_prepared_call(*state_, c, in, out)) return run_again(*team_, *state_, rank_);
   auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
@@ -314,7 +356,7 @@ void comm::run_collective(const call& c, const void* in, void* out) {
   operation& op = cs.blocking;
   aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
   op.tag = tag_for(cs, c, *op.entry);
-  remember_prepared(cs, c, in, out);
+  remember_prepared(cs, c, in, out, rank_, size_);
   run_blocking(*team_, cs, rank_);
 }
 

@@ -418,6 +418,126 @@ TEST_SUITE("basic collectives") {
     for (int r = 0; r < p; ++r) CHECK_MESSAGE(problems[r].empty(), "rank ", r, ": ", problems[r]);
   }
 
+  TEST_CASE(
+      "comm API: a v-collective on the last call's buffers whose counts, displacements or lengths change is "
+      "not taken for a repeat") {
+    // The counts and displacements are rewritten in the same vectors (the same storage), so
+    // that only a compare of their values tells the calls apart; every result is checked
+    // against the layout computed here.
+    constexpr int p = 3;
+    std::vector<std::string> problems(p);
+    run(p, [&](comm& c) {
+      const int me = c.rank();
+      std::string& bad = problems[me];
+      auto expect = [&](bool good, const std::string& what) {
+        if (!good) bad += what + "; ";
+      };
+      std::vector<std::uint64_t> counts{2, 1, 3}, displs{0, 2, 3};
+      std::vector<int> in(8), out(8);
+      // What rank r contributes at position k: distinct across ranks, positions and calls.
+      auto value = [](int n, int r, std::size_t k) { return n * 1000 + r * 100 + static_cast<int>(k); };
+      auto fill_in = [&](int n, std::size_t len) {
+        for (std::size_t k = 0; k < len; ++k) in[k] = value(n, me, k);
+      };
+      // allgatherv: repeated, then new counts, then new displacements, then both back.
+      const std::vector<std::vector<std::uint64_t>> layouts[] = {{{2, 1, 3}, {0, 2, 3}}, {{2, 1, 3}, {0, 2, 3}},
+                                                                 {{1, 2, 3}, {0, 1, 3}}, {{1, 2, 3}, {5, 0, 2}},
+                                                                 {{2, 1, 3}, {0, 2, 3}}, {{2, 1, 3}, {0, 2, 3}}};
+      int number = 0;
+      for (const auto& layout : layouts) {
+        ++number;
+        std::copy(layout[0].begin(), layout[0].end(), counts.begin());
+        std::copy(layout[1].begin(), layout[1].end(), displs.begin());
+        fill_in(number, counts[me]);
+        std::fill(out.begin(), out.end(), -1);
+        c.allgatherv(std::span(in).first(counts[me]), std::span(out).first(6), counts, displs);
+        for (int r = 0; r < p; ++r)
+          for (std::size_t k = 0; k < counts[r]; ++k)
+            expect(out[displs[r] + k] == value(number, r, k), "allgatherv call " + std::to_string(number));
+      }
+      // The same through run_collective, whose calls carry their counts in vectors of their own.
+      for (const auto& layout : layouts) {
+        ++number;
+        fill_in(number, layout[0][me]);
+        std::fill(out.begin(), out.end(), -1);
+        const call cl = make_vcall(collective::allgatherv, p, layout[0], layout[1], 0, datatype_of<int>(), ops::sum);
+        c.run_collective(cl, in.data(), out.data());
+        for (int r = 0; r < p; ++r)
+          for (std::size_t k = 0; k < layout[0][r]; ++k)
+            expect(out[layout[1][r] + k] == value(number, r, k),
+                   "allgatherv by run_collective " + std::to_string(number));
+      }
+      // gatherv to root 1 and scatterv from it, each repeated and then with new counts.
+      for (const auto& cts : std::vector<std::vector<std::uint64_t>>{{2, 1, 3}, {2, 1, 3}, {3, 1, 2}, {3, 1, 2}}) {
+        ++number;
+        std::copy(cts.begin(), cts.end(), counts.begin());
+        fill_in(number, counts[me]);
+        std::fill(out.begin(), out.end(), -1);
+        c.gatherv(std::span(in).first(counts[me]), std::span(out).first(6), counts, 1);
+        if (me == 1)
+          for (int r = 0, at = 0; r < p; at += static_cast<int>(counts[r]), ++r)
+            for (std::size_t k = 0; k < counts[r]; ++k)
+              expect(out[at + k] == value(number, r, k), "gatherv call " + std::to_string(number));
+        ++number;
+        for (std::size_t k = 0; k < 6; ++k) in[k] = value(number, 1, k);
+        std::fill(out.begin(), out.end(), -1);
+        c.scatterv(std::span(in).first(6), std::span(out).first(counts[me]), counts, 1);
+        std::size_t at = 0;
+        for (int r = 0; r < me; ++r) at += counts[r];
+        for (std::size_t k = 0; k < counts[me]; ++k)
+          expect(out[k] == value(number, 1, at + k), "scatterv call " + std::to_string(number));
+      }
+      // alltoallv and reduce_scatter: counts rewritten in place.
+      std::vector<std::uint64_t> matrix(p * p);
+      for (int shift : {0, 0, 1, 1, 0}) {
+        ++number;
+        for (int i = 0; i < p; ++i)
+          for (int j = 0; j < p; ++j) matrix[i * p + j] = static_cast<std::uint64_t>((i + j + shift) % p);  // 0..2
+        std::uint64_t sent = 0, received = 0;
+        for (int j = 0; j < p; ++j) sent += matrix[me * p + j], received += matrix[j * p + me];
+        fill_in(number, sent);
+        std::fill(out.begin(), out.end(), -1);
+        c.alltoallv(std::span(in).first(sent), std::span(out).first(received), matrix);
+        std::size_t at = 0;
+        for (int i = 0; i < p; ++i) {
+          std::size_t from = 0;  // where rank i's block for me starts in its input
+          for (int j = 0; j < me; ++j) from += matrix[i * p + j];
+          for (std::size_t k = 0; k < matrix[i * p + me]; ++k)
+            expect(out[at + k] == value(number, i, from + k), "alltoallv call " + std::to_string(number));
+          at += matrix[i * p + me];
+        }
+        ++number;
+        const std::vector<std::uint64_t> rs =
+            shift ? std::vector<std::uint64_t>{3, 2, 1} : std::vector<std::uint64_t>{1, 2, 3};
+        std::copy(rs.begin(), rs.end(), counts.begin());
+        fill_in(number, 6);
+        std::fill(out.begin(), out.end(), -1);
+        c.reduce_scatter(std::span(in).first(6), std::span(out).first(counts[me]), counts, ops::sum);
+        std::size_t first = 0;
+        for (int r = 0; r < me; ++r) first += counts[r];
+        for (std::size_t k = 0; k < counts[me]; ++k) {
+          int want = 0;
+          for (int r = 0; r < p; ++r) want += value(number, r, first + k);
+          expect(out[k] == want, "reduce_scatter call " + std::to_string(number));
+        }
+      }
+      // The buffer-length checks hold on a repeat: after a prepared allgatherv, the same call
+      // with a short `out`, then with an `in` of the wrong length, fails with their errors.
+      std::copy(layouts[0][0].begin(), layouts[0][0].end(), counts.begin());
+      std::copy(layouts[0][1].begin(), layouts[0][1].end(), displs.begin());
+      c.allgatherv(std::span(in).first(counts[me]), std::span(out).first(6), counts, displs);
+      std::string error =
+          error_of([&] { c.allgatherv(std::span(in).first(counts[me]), std::span(out).first(5), counts, displs); });
+      expect(contains(error, "'out' buffer holds 5 elements, the call needs 6"), "out length on a v repeat: " + error);
+      c.allgatherv(std::span(in).first(counts[me]), std::span(out).first(6), counts, displs);
+      error =
+          error_of([&] { c.allgatherv(std::span(in).first(counts[me] + 1), std::span(out).first(6), counts, displs); });
+      expect(contains(error, "'in' buffer holds " + std::to_string(counts[me] + 1) + " elements"),
+             "in length on a v repeat: " + error);
+    });
+    for (int r = 0; r < p; ++r) CHECK_MESSAGE(problems[r].empty(), "rank ", r, ": ", problems[r]);
+  }
+
   // ---- usage errors --------------------------------------------------------------------------------
 
   TEST_CASE("usage errors: bcast root out of range names the root and the range") {

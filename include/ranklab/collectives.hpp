@@ -10,7 +10,8 @@
 //   Persistent init_collective(const call&, const void* in, void* out);
 // returning an object with start(), wait(), test(), done(); optionally
 //   bool repeat_collective(const detail::call_request&);
-// which runs the call and returns true when it repeats the backend's last blocking call
+//   bool repeat_collective(const detail::vcall_request&);
+// which run the call and return true when it repeats the backend's last blocking call
 // (the same arguments and buffers), so that nothing is built or checked again.
 // Counts are in elements, with MPI semantics.
 #pragma once
@@ -52,6 +53,18 @@ struct call_request {
   datatype type;
   const op* reduction = nullptr;
   const algo* choice = nullptr;
+};
+
+// A v-collective's call as the typed surface receives it: call_request's parts (count 0),
+// the caller's counts and displacements, and the lengths of its buffers, which the checks
+// hold against this rank's part of the layout. Building the `call` copies the counts into
+// vectors and checks them (validate), which a repeated small call would pay on every call.
+struct vcall_request {
+  call_request call;
+  std::span<const std::uint64_t> counts;
+  std::span<const std::uint64_t> displs;
+  std::uint64_t in_count = 0;
+  std::uint64_t out_count = 0;
 };
 
 // Throws usage_error unless the `which` buffer of collective c holds `want` elements.
@@ -365,6 +378,14 @@ class collectives {
   }
   Request start(const request_of_call& r) { return start(checked(r)); }
   auto init(const request_of_call& r) { return init(checked(r)); }
+  using vrequest_of_call = detail::vcall_request;
+  void run(const vrequest_of_call& r) {
+    if constexpr (requires(Backend & b) { b.repeat_collective(r); })
+      if (self().repeat_collective(r)) return;
+    run(checked(r));
+  }
+  Request start(const vrequest_of_call& r) { return start(checked(r)); }
+  auto init(const vrequest_of_call& r) { return init(checked(r)); }
 
   template <class R>
   static constexpr datatype type_of() {
@@ -393,10 +414,14 @@ class collectives {
                                      *r.reduction, *r.choice);
   }
   template <class I, class O>
-  prepared make_v(collective c, int root, counts_view counts, counts_view displs, const I& in, O&& out, datatype t,
-                  const op& o, const algo& a) const {
-    return detail::make_checked_vcall(self().rank(), self().size(), c, root, counts, displs, data_of(in), size_of(in),
-                                      data_of(out), size_of(out), t, o, a);
+  static vrequest_of_call make_v(collective c, int root, counts_view counts, counts_view displs, const I& in, O&& out,
+                                 datatype t, const op& o, const algo& a) {
+    return {make(c, root, 0, data_of(in), data_of(out), t, o, a), counts, displs, size_of(in), size_of(out)};
+  }
+  prepared checked(const vrequest_of_call& r) const {
+    const request_of_call& c = r.call;
+    return detail::make_checked_vcall(self().rank(), self().size(), c.coll, c.root, r.counts, r.displs, c.in,
+                                      r.in_count, c.out, r.out_count, c.type, *c.reduction, *c.choice);
   }
 
   request_of_call barrier_call(const algo& a) const {
@@ -462,23 +487,25 @@ class collectives {
                 a);
   }
   template <class I, class O>
-  prepared allgatherv_call(const I& in, O&& out, counts_view counts, counts_view displs, const algo& a) const {
+  vrequest_of_call allgatherv_call(const I& in, O&& out, counts_view counts, counts_view displs, const algo& a) const {
     return make_v(collective::allgatherv, 0, counts, displs, in, out, type_of<I>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared reduce_scatter_call(const I& in, O&& out, counts_view counts, const op& o, const algo& a) const {
+  vrequest_of_call reduce_scatter_call(const I& in, O&& out, counts_view counts, const op& o, const algo& a) const {
     return make_v(collective::reduce_scatter, 0, counts, {}, in, out, type_of<I>(), o, a);
   }
   template <class I, class O>
-  prepared scatterv_call(const I& in, O&& out, counts_view counts, int root, counts_view displs, const algo& a) const {
+  vrequest_of_call scatterv_call(const I& in, O&& out, counts_view counts, int root, counts_view displs,
+                                 const algo& a) const {
     return make_v(collective::scatterv, root, counts, displs, in, out, type_of<O>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared gatherv_call(const I& in, O&& out, counts_view counts, int root, counts_view displs, const algo& a) const {
+  vrequest_of_call gatherv_call(const I& in, O&& out, counts_view counts, int root, counts_view displs,
+                                const algo& a) const {
     return make_v(collective::gatherv, root, counts, displs, in, out, type_of<I>(), ops::sum, a);
   }
   template <class I, class O>
-  prepared alltoallv_call(const I& in, O&& out, counts_view counts, const algo& a) const {
+  vrequest_of_call alltoallv_call(const I& in, O&& out, counts_view counts, const algo& a) const {
     return make_v(collective::alltoallv, 0, counts, {}, in, out, type_of<I>(), ops::sum, a);
   }
 };

@@ -73,6 +73,7 @@ class comm : public collectives<comm, request> {
   // The typed surface's shortcut (ranklab/collectives.hpp): runs the call and returns true
   // if it repeats the last blocking call on the same buffers; returns false otherwise.
   bool repeat_collective(const detail::call_request& r);
+  bool repeat_collective(const detail::vcall_request& r);
   // Runs a schedule on the thread executor (for custom or hand-built schedules).
   void execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction = ops::sum);
   // The algorithm the last collective call used and why (for --explain and logs).

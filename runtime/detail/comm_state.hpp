@@ -54,6 +54,12 @@ struct alignas(64) comm_state {
     const void* context = nullptr;
     algo_params params;
     std::string_view algorithm;  // as requested (the cache entry's `requested`)
+    // A v-collective's part of the layout at this rank (buffer_extents), which the lengths
+    // of a detail::vcall_request's buffers must fit as make_checked_vcall checks them: `in`
+    // exactly (when in_exact), `out` at least.
+    std::uint64_t in_extent = 0;
+    std::uint64_t out_extent = 0;
+    bool in_exact = false;
   } repeat;
 
   // Optional progress thread (team_options::progress_thread): it and the rank thread take
