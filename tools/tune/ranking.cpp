@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/measure.hpp"
 #include "bench/workload.hpp"
@@ -28,7 +30,11 @@ using ojson = nlohmann::ordered_json;
 struct candidate {
   const algorithm* algo = nullptr;
   double seconds = 0;  // median over batches of the slowest rank
-  std::string wrong;   // why its result was wrong, if it was
+  // Per batch, the slowest rank's time; and the median over batches of this candidate's
+  // time over the batch's fastest, by which the candidates are ranked (see rank_side_by_side).
+  std::vector<double> per_batch;
+  double relative = 0;
+  std::string wrong;  // why its result was wrong, if it was
 };
 
 // The tune calls: float64 sum, bytes/8 elements per block (at least one; barrier none).
@@ -42,7 +48,8 @@ call make_tune_call(collective c, int p, std::uint64_t bytes) {
 // data (make_test_data) and its result is compared with the sequential reference: a wrong
 // algorithm is never selected. Then per batch each candidate runs k calls (k sized so a
 // batch lasts about batch_seconds), in an order rotated per batch, so slow phases of a busy
-// machine are spread over all candidates. Sets seconds, and wrong for failed checks.
+// machine are spread over all candidates. Sets seconds and per_batch, and wrong for failed
+// checks.
 void time_on_team(const call& base, std::vector<candidate>& cands, int batches, double batch_seconds) {
   const int p = base.args.p;
   const std::size_t n = cands.size();
@@ -95,6 +102,7 @@ void time_on_team(const call& base, std::vector<candidate>& cands, int batches, 
       per_batch.push_back(*std::max_element(first, first + p));
     }
     cands[i].seconds = median(per_batch);
+    cands[i].per_batch = std::move(per_batch);
     for (std::size_t r = 0; r < np && cands[i].wrong.empty(); ++r)
       if (!right[i * np + r]) cands[i].wrong = fmt::format("rank {} differs from the sequential reference", r);
   }
@@ -117,17 +125,45 @@ std::vector<candidate> candidates_for(const call& c) {
       progress("  {} left out: {}\n", a->name, e.what());
       continue;
     }
-    out.push_back({a, 0, {}});
+    candidate k;
+    k.algo = a;
+    out.push_back(std::move(k));
   }
   return out;
+}
+
+// Ranks candidates timed together by their time relative to the batch's fastest, the
+// median of those ratios over the batches: the candidates of one batch run back to back
+// (within a fraction of a second), and a machine that changes speed between batches (this
+// VM switches between states 2-4x apart, for seconds or minutes) shifts every candidate of
+// the batch alike, where the median of each candidate's own times can land in different
+// states for different candidates. Candidates timed one team each (after a failure together)
+// have no common batches: their medians are compared.
+void rank_side_by_side(std::vector<candidate>& cands, bool together) {
+  if (cands.empty()) return;
+  const std::size_t nb = cands.front().per_batch.size();
+  for (candidate& k : cands) k.relative = k.seconds;
+  if (together && nb > 0) {
+    std::vector<std::vector<double>> ratios(cands.size());
+    for (std::size_t b = 0; b < nb; ++b) {
+      double best = 1e300;
+      for (const candidate& k : cands) best = std::min(best, k.per_batch[b]);
+      for (std::size_t i = 0; i < cands.size(); ++i) ratios[i].push_back(cands[i].per_batch[b] / std::max(best, 1e-15));
+    }
+    for (std::size_t i = 0; i < cands.size(); ++i) cands[i].relative = median(ratios[i]);
+  }
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const candidate& x, const candidate& y) { return x.relative < y.relative; });
 }
 
 std::vector<candidate> measure(const call& c, int batches, double batch_seconds) {
   std::vector<candidate> cands = candidates_for(c);
   if (cands.empty()) return cands;
+  bool together = true;
   try {
     time_on_team(c, cands, batches, batch_seconds);
   } catch (const std::exception& e) {
+    together = false;
     // Find the culprit: one team per candidate.
     progress("  measuring together failed ({}); one at a time\n", e.what());
     std::vector<candidate> ok;
@@ -147,8 +183,7 @@ std::vector<candidate> measure(const call& c, int batches, double batch_seconds)
     progress("  {} left out: wrong result: {}\n", k.algo->name, k.wrong);
     return true;
   });
-  std::stable_sort(cands.begin(), cands.end(),
-                   [](const candidate& x, const candidate& y) { return x.seconds < y.seconds; });
+  rank_side_by_side(cands, together);
   return cands;
 }
 
@@ -181,7 +216,8 @@ std::string ranked_note(const std::vector<candidate>& ranked, std::size_t i, int
   if (lo != hi) return fmt::format("{} at {}", head, where);
   std::string note = fmt::format("{} at {}: {}", head, where, show_seconds(ranked[i].seconds));
   if (i + 1 < ranked.size())
-    note += fmt::format(" (next {} {})", ranked[i + 1].algo->name, show_seconds(ranked[i + 1].seconds));
+    note += fmt::format(" (next {} {}, {:.2f}x side by side)", ranked[i + 1].algo->name,
+                        show_seconds(ranked[i + 1].seconds), ranked[i + 1].relative / ranked[i].relative);
   return note;
 }
 
