@@ -16,8 +16,7 @@ namespace {
 
 // Schedules read `in` while they write `out`, so the two may share memory only where every
 // algorithm is written for it: the very same buffer for allreduce, scan and exscan (in place).
-void require_separate(const call& c, int rank, const void* in, const void* out) {
-  const buffer_extent ext = buffer_extents(c.args, rank);
+void require_separate(const call& c, const buffer_extent& ext, int rank, const void* in, const void* out) {
   if (ext.in == 0 || ext.out == 0 || !in || !out) return;
   const auto* a = static_cast<const std::byte*>(in);
   const auto* b = static_cast<const std::byte*>(out);
@@ -45,6 +44,10 @@ void require_buffers(const call& c, int rank, int p, const void* in, const void*
     if (count > 0 && !ptr)
       throw usage_error(rank, std::string(name(c.args.coll)),
                         fmt::format("'{}' is a null pointer but the call needs {} elements", which, count));
+  // Also here, not only in the typed surface: a blocking call prepared through these entry
+  // points is repeated by the typed surface's calls without their checks (comm::
+  // repeat_collective).
+  require_separate(c, ext, rank, in, out);
 }
 
 void expect_elements(int rank, collective c, const char* which, std::uint64_t have, std::uint64_t want) {
@@ -57,7 +60,7 @@ prepared_call make_checked_call(int rank, int p, collective c, int root, std::ui
                                 const datatype& t, const op& o, const algo& a) {
   prepared_call pr{make_call(c, p, count, root, t, o, a), in, out};
   require_root(rank, p, c, root);
-  if (!has_vector_counts(c)) require_separate(pr.c, rank, in, out);
+  if (!has_vector_counts(c)) require_separate(pr.c, buffer_extents(pr.c.args, rank), rank, in, out);
   return pr;
 }
 
@@ -76,7 +79,7 @@ prepared_call make_checked_vcall(int rank, int p, collective c, int root, std::s
   // the receive buffer may be longer than the layout needs, as in MPI.
   if (ext.in > 0 || !is_rooted(c)) expect_elements(rank, c, "in", in_count, ext.in);
   if (out_count < ext.out) expect_elements(rank, c, "out", out_count, ext.out);
-  require_separate(pr.c, rank, in, out);
+  require_separate(pr.c, ext, rank, in, out);
   return pr;
 }
 

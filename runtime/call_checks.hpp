@@ -7,7 +7,9 @@
 
 namespace ranklab::detail {
 
-// The general entry points take raw pointers: a buffer the call needs must be there.
+// The general entry points take raw pointers: a buffer the call needs must be there, and
+// `in` and `out` must not overlap (except in place, where allowed), as make_checked_call
+// and make_checked_vcall require.
 void require_buffers(const call& c, int rank, int p, const void* in, const void* out);
 
 }  // namespace ranklab::detail
