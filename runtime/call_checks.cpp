@@ -14,19 +14,11 @@ namespace ranklab::detail {
 
 namespace {
 
-// Schedules read `in` while they write `out`, so the two may share memory only where every
-// algorithm is written for it: the very same buffer for allreduce, scan and exscan (in place).
 void require_separate(const call& c, const buffer_extent& ext, int rank, const void* in, const void* out) {
-  if (ext.in == 0 || ext.out == 0 || !in || !out) return;
-  const auto* a = static_cast<const std::byte*>(in);
-  const auto* b = static_cast<const std::byte*>(out);
-  const std::uint64_t a_bytes = ext.in * c.type.size, b_bytes = ext.out * c.type.size;
-  if (a + a_bytes <= b || b + b_bytes <= a) return;
-  const bool in_place_ok =
-      c.args.coll == collective::allreduce || c.args.coll == collective::scan || c.args.coll == collective::exscan;
-  if (in_place_ok && a == b && a_bytes == b_bytes) return;
-  throw usage_error(rank, std::string(name(c.args.coll)),
-                    "'in' and 'out' overlap; only allreduce, scan and exscan take the same buffer for both (in place)");
+  if (!buffers_separate(c, ext, in, out))
+    throw usage_error(
+        rank, std::string(name(c.args.coll)),
+        "'in' and 'out' overlap; only allreduce, scan and exscan take the same buffer for both (in place)");
 }
 
 void require_root(int rank, int p, collective c, int root) {
@@ -36,6 +28,17 @@ void require_root(int rank, int p, collective c, int root) {
 
 }  // namespace
 
+bool buffers_separate(const call& c, const buffer_extent& ext, const void* in, const void* out) {
+  if (ext.in == 0 || ext.out == 0 || !in || !out) return true;
+  const auto* a = static_cast<const std::byte*>(in);
+  const auto* b = static_cast<const std::byte*>(out);
+  const std::uint64_t a_bytes = ext.in * c.type.size, b_bytes = ext.out * c.type.size;
+  if (a + a_bytes <= b || b + b_bytes <= a) return true;
+  const bool in_place_ok =
+      c.args.coll == collective::allreduce || c.args.coll == collective::scan || c.args.coll == collective::exscan;
+  return in_place_ok && a == b && a_bytes == b_bytes;
+}
+
 void require_buffers(const call& c, int rank, int p, const void* in, const void* out) {
   coll_args args = c.args;
   args.p = p;
@@ -44,10 +47,6 @@ void require_buffers(const call& c, int rank, int p, const void* in, const void*
     if (count > 0 && !ptr)
       throw usage_error(rank, std::string(name(c.args.coll)),
                         fmt::format("'{}' is a null pointer but the call needs {} elements", which, count));
-  // Also here, not only in the typed surface: a blocking call prepared through these entry
-  // points is repeated by the typed surface's calls without their checks (comm::
-  // repeat_collective).
-  require_separate(c, ext, rank, in, out);
 }
 
 void expect_elements(int rank, collective c, const char* which, std::uint64_t have, std::uint64_t want) {

@@ -7,9 +7,14 @@
 
 namespace ranklab::detail {
 
-// The general entry points take raw pointers: a buffer the call needs must be there, and
-// `in` and `out` must not overlap (except in place, where allowed), as make_checked_call
-// and make_checked_vcall require.
+// Whether `in` and `out` (of `ext` elements at this rank) are separate as the typed surface
+// requires (make_checked_call, make_checked_vcall): schedules read `in` while they write
+// `out`, so the two may share memory only where every algorithm is written for it, the very
+// same buffer for allreduce, scan and exscan (in place). The general entry points leave it
+// to the caller (an algorithm may take more: reduce in place at the root).
+bool buffers_separate(const call& c, const buffer_extent& ext, const void* in, const void* out);
+
+// The general entry points take raw pointers: a buffer the call needs must be there.
 void require_buffers(const call& c, int rank, int p, const void* in, const void* out);
 
 }  // namespace ranklab::detail

@@ -153,12 +153,9 @@ void remember_prepared(comm_state& cs, const call& c, const void* in, const void
   const cached_schedule& e = *cs.blocking.entry;
   cs.prepared = &e;
   const bool single_count = c.args.counts.empty() && c.args.displs.empty();
-  buffer_extent ext;
-  if (!single_count) {
-    coll_args args = c.args;
-    args.p = p;
-    ext = buffer_extents(args, rank);
-  }
+  coll_args args = c.args;
+  args.p = p;
+  const buffer_extent ext = buffer_extents(args, rank);
   cs.repeat = comm_state::repeat_key{in,
                                      out,
                                      c.args.count,
@@ -174,7 +171,8 @@ void remember_prepared(comm_state& cs, const call& c, const void* in, const void
                                      e.requested,
                                      ext.in,
                                      ext.out,
-                                     ext.in > 0 || !is_rooted(c.args.coll)};
+                                     ext.in > 0 || !is_rooted(c.args.coll),
+                                     detail::buffers_separate(c, ext, in, out)};
 }
 
 // Runs the blocking operation as prepared.
@@ -326,7 +324,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
 bool comm::repeat_collective(const detail::call_request& r) {
   if (!team_) return false;
   const comm_state& cs = *state_;
-  if (!cs.prepared || !cs.repeat.single_count ||
+  if (!cs.prepared || !cs.repeat.single_count || !cs.repeat.separate ||
       !repeats(cs.repeat, r.coll, r.root, r.count, r.in, r.out, r.type, *r.reduction, *r.choice))
     return false;
   run_again(*team_, *state_, rank_);
@@ -340,7 +338,7 @@ bool comm::repeat_collective(const detail::vcall_request& r) {
   if (!team_) return false;
   const comm_state& cs = *state_;
   const detail::call_request& c = r.call;
-  if (!cs.prepared || cs.repeat.single_count ||
+  if (!cs.prepared || cs.repeat.single_count || !cs.repeat.separate ||
       !repeats(cs.repeat, c.coll, c.root, c.count, c.in, c.out, c.type, *c.reduction, *c.choice) ||
       (cs.repeat.in_exact && r.in_count != cs.repeat.in_extent) || r.out_count < cs.repeat.out_extent ||
       !same_layout(cs, r.counts, r.displs))

@@ -60,6 +60,9 @@ struct alignas(64) comm_state {
     std::uint64_t in_extent = 0;
     std::uint64_t out_extent = 0;
     bool in_exact = false;
+    // The buffers pass the typed surface's overlap rule (buffers_separate), so that a typed
+    // call may repeat the call: the general entry points leave overlap to the caller.
+    bool separate = false;
   } repeat;
 
   // Optional progress thread (team_options::progress_thread): it and the rank thread take
