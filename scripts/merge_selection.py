@@ -83,6 +83,7 @@ def main():
         "sizes": machine.get("sizes"),
         "batches": machine.get("batches"),
         "batch_ms": machine.get("batch_ms"),
+        "passes": machine.get("passes", 1),
         "command": (args.command or "ranklab tune")
         + f", merged over the p <= {args.p_max} rules and measurements (scripts/merge_selection.py)",
     }

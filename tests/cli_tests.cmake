@@ -118,6 +118,8 @@ ranklab_cli_misuse(tune_p_one "-p 1: must be in 2..4096 (tune measures teams of 
   tune -p 1,2)
 ranklab_cli_misuse(tune_out_and_json "--out /tmp/a.json and --json /tmp/b.json: give the file once"
   tune --out /tmp/a.json --json /tmp/b.json)
+ranklab_cli_misuse(tune_passes_zero "--passes 0: must be in 1..100 (sweeps over every configuration)"
+  tune --passes 0)
 ranklab_cli_misuse(bench_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
   bench --coll bcst --quick)
 ranklab_cli_misuse(bench_p_too_large "--p 9999: must be in 1..4096 (ranks are threads)"
@@ -131,6 +133,9 @@ ranklab_cli_test(cli_valid_version 0 "ranklab ${PROJECT_VERSION}" --version)
 # The size syntax of bench (64Ki) in tune, with -q and --json; tiny batches: well under a second.
 ranklab_cli_test(cli_valid_tune_sizes 0 "\"sizes\": [65536]"
   tune --sizes 64Ki --coll bcast -p 2 --quick --batches 1 --batch-ms 0.1 -q --json)
+# Two passes over the configurations, pooled into one ranking per configuration.
+ranklab_cli_test(cli_valid_tune_passes 0 "\"passes\": 2"
+  tune --sizes 8 --coll bcast,barrier -p 2 --quick --batches 1 --batch-ms 0.1 --passes 2 -q --json)
 ranklab_cli_test(cli_valid_run_bitwise_int 0 "\"verified\":true"
   run --coll allreduce -p 3 --count 100 --op band --type int32 --json)
 ranklab_cli_test(cli_valid_schedule_one_rank 0 "\"ranks\":[{\"rank\":1,"

@@ -8,9 +8,11 @@
 //   gamma:       the sum kernel's time per byte (fastest batch; int32, float32, float64:
 //                the median of the three).
 //   rules:       every algorithm accepting the call, run on the thread executor through
-//                comm::run_collective, batches interleaved across algorithms, the median of
-//                the batches; the fastest per band, then the next fastest until one without
-//                preconditions, so that "auto" falls through to a measured choice.
+//                comm::run_collective, batches interleaved across algorithms, ranked by the
+//                median over batches of each one's time over the batch's fastest (over all
+//                --passes, sweeps minutes apart); the fastest per band, then the next fastest
+//                until one without preconditions, so that "auto" falls through to a measured
+//                choice.
 // Progress goes to stderr; the table to --out (or stdout). The measurements live in
 // tools/tune/ (cost_fit: alpha, beta, gamma; ranking: the rules).
 #include <fmt/format.h>
@@ -54,6 +56,7 @@ struct tune_options {
   bool quick = false;
   std::int64_t batches = 0;  // 0: 5, --quick 3
   double batch_ms = 0;       // 0: 4 ms, --quick 1 ms
+  std::int64_t passes = 1;
   output_options output;
 };
 
@@ -61,6 +64,7 @@ struct tune_options {
 constexpr std::uint64_t max_tune_bytes = 64 << 20;
 constexpr std::int64_t max_tune_batches = 1000;
 constexpr double max_batch_ms = 1000;
+constexpr std::int64_t max_passes = 100;
 
 // What to measure and where the table goes, every option checked before the first
 // measurement: a typo must not cost minutes.
@@ -94,6 +98,7 @@ tune_request checked_request(const tune_options& o) {
     if (!registry::for_collective(c).empty()) r.plan.colls.push_back(c);
   if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
   if (o.batch_ms != 0) check_real_range("--batch-ms", o.batch_ms, 0, max_batch_ms, "or 0: 4, --quick 1");
+  check_range("--passes", o.passes, 1, max_passes, "sweeps over every configuration");
   // --out FILE is the older spelling of --json FILE.
   r.out_file = o.output.json_to_stdout() ? "" : o.output.json_file;
   if (!o.out.empty() && !r.out_file.empty() && o.out != r.out_file)
@@ -101,6 +106,7 @@ tune_request checked_request(const tune_options& o) {
   if (!o.out.empty()) r.out_file = o.out;
   r.plan.batches = o.batches > 0 ? static_cast<int>(o.batches) : (o.quick ? 3 : 5);
   r.plan.batch_seconds = (o.batch_ms > 0 ? o.batch_ms : (o.quick ? 1.0 : 4.0)) * 1e-3;
+  r.plan.passes = static_cast<int>(o.passes);
   return r;
 }
 
@@ -163,6 +169,7 @@ std::string machine_record(const tune_options& o, const tune_request& r, const m
   m["sizes"] = r.plan.sizes;
   m["batches"] = r.plan.batches;
   m["batch_ms"] = r.plan.batch_seconds * 1e3;
+  m["passes"] = r.plan.passes;
   return m.dump();
 }
 
@@ -264,6 +271,12 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--batch-ms", o.batch_ms,
                   fmt::format("Approximate length of one batch in ms, up to {} (0: 4, --quick 1)", max_batch_ms))
+      ->capture_default_str();
+  cmd->add_option("--passes", o.passes,
+                  fmt::format("Sweeps over every configuration, 1..{}; each configuration's batches of all "
+                              "passes are pooled (passes lie minutes apart: a machine that changes speed "
+                              "for minutes is measured in each of its states)",
+                              max_passes))
       ->capture_default_str();
   cmd->add_option("--show", o.show, "Check and print a selection table instead of measuring");
   add_output_options(cmd, o.output, "the selection table");

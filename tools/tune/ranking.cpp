@@ -30,9 +30,10 @@ using ojson = nlohmann::ordered_json;
 struct candidate {
   const algorithm* algo = nullptr;
   double seconds = 0;  // median over batches of the slowest rank
-  // Per batch, the slowest rank's time; and the median over batches of this candidate's
-  // time over the batch's fastest, by which the candidates are ranked (see rank_side_by_side).
+  // Per batch, the slowest rank's time and its ratio to the batch's fastest candidate; the
+  // median of those ratios ranks the candidates (see rank_side_by_side).
   std::vector<double> per_batch;
+  std::vector<double> ratios;
   double relative = 0;
   std::string wrong;  // why its result was wrong, if it was
 };
@@ -142,17 +143,39 @@ std::vector<candidate> candidates_for(const call& c) {
 void rank_side_by_side(std::vector<candidate>& cands, bool together) {
   if (cands.empty()) return;
   const std::size_t nb = cands.front().per_batch.size();
-  for (candidate& k : cands) k.relative = k.seconds;
+  for (candidate& k : cands) {
+    k.ratios.clear();
+    k.relative = k.seconds;
+  }
   if (together && nb > 0) {
-    std::vector<std::vector<double>> ratios(cands.size());
     for (std::size_t b = 0; b < nb; ++b) {
       double best = 1e300;
       for (const candidate& k : cands) best = std::min(best, k.per_batch[b]);
-      for (std::size_t i = 0; i < cands.size(); ++i) ratios[i].push_back(cands[i].per_batch[b] / std::max(best, 1e-15));
+      for (candidate& k : cands) k.ratios.push_back(k.per_batch[b] / std::max(best, 1e-15));
     }
-    for (std::size_t i = 0; i < cands.size(); ++i) cands[i].relative = median(ratios[i]);
+    for (candidate& k : cands) k.relative = median(k.ratios);
   }
   std::stable_sort(cands.begin(), cands.end(),
+                   [](const candidate& x, const candidate& y) { return x.relative < y.relative; });
+}
+
+// Adds a later pass's candidates of one configuration to the earlier passes' (`into`): their
+// batches' times and ratios, then ranks on all of them. A candidate a pass left out (a
+// wrong result, a failure) stays out. Candidates timed one team each have no ratios; their
+// times are pooled and compared.
+void pool_pass(std::vector<candidate>& into, const std::vector<candidate>& pass) {
+  std::erase_if(into, [&](candidate& k) {
+    const auto it = std::find_if(pass.begin(), pass.end(), [&](const candidate& q) { return q.algo == k.algo; });
+    if (it == pass.end()) return true;
+    k.per_batch.insert(k.per_batch.end(), it->per_batch.begin(), it->per_batch.end());
+    k.ratios.insert(k.ratios.end(), it->ratios.begin(), it->ratios.end());
+    return false;
+  });
+  for (candidate& k : into) {
+    k.seconds = median(k.per_batch);
+    k.relative = k.ratios.empty() ? k.seconds : median(k.ratios);
+  }
+  std::stable_sort(into.begin(), into.end(),
                    [](const candidate& x, const candidate& y) { return x.relative < y.relative; });
 }
 
@@ -248,56 +271,93 @@ void emit_rules(collective c, int p, int p_min, int p_max, const std::vector<ban
   }
 }
 
-// One measured configuration (sizes[si] of c on p ranks): its band of sizes, reaching up to
-// the geometric middle between measured sizes, the candidates fastest first, and its entry
-// in the table's measurements.
-band_result measure_band(collective c, int p, const std::vector<std::uint64_t>& sizes, std::size_t si,
-                         const ranking_plan& plan, const std::string& step, ojson& measured) {
-  const call cl = make_tune_call(c, p, sizes[si]);
-  band_result br;
-  br.bytes = selection_bytes(cl.args, cl.type.size);
-  br.max_bytes = unbounded_bytes;
+// One configuration (sizes[si] of c on p ranks): its call, and its band of sizes, reaching
+// up to the geometric middle between measured sizes.
+struct configuration {
+  collective coll = collective::barrier;
+  std::size_t pi = 0;  // index into the plan's ps
+  call cl;
+  band_result band;
+};
+
+configuration configuration_of(collective c, int p, std::size_t pi, const std::vector<std::uint64_t>& sizes,
+                               std::size_t si) {
+  configuration cf{c, pi, make_tune_call(c, p, sizes[si]), {}};
+  cf.band.bytes = selection_bytes(cf.cl.args, cf.cl.type.size);
+  cf.band.max_bytes = unbounded_bytes;
   if (si + 1 < sizes.size()) {
     const call next = make_tune_call(c, p, sizes[si + 1]);
-    br.max_bytes = static_cast<std::uint64_t>(
-        std::sqrt(static_cast<double>(br.bytes) * static_cast<double>(selection_bytes(next.args, 8))));
+    cf.band.max_bytes = static_cast<std::uint64_t>(
+        std::sqrt(static_cast<double>(cf.band.bytes) * static_cast<double>(selection_bytes(next.args, 8))));
   }
-  progress("{} {} p={} {}:", step, name(c), p, c == collective::barrier ? std::string("") : show_bytes(br.bytes));
-  br.ranked = measure(cl, plan.batches, plan.batch_seconds);
-  ojson entry{{"coll", std::string(name(c))}, {"p", p}, {"bytes", br.bytes}, {"seconds", ojson::object()}};
-  for (const candidate& k : br.ranked) {
-    progress(" {} {}", k.algo->name, show_seconds(k.seconds));
-    entry["seconds"][std::string(k.algo->name)] = k.seconds;
-  }
-  progress("{}\n", br.ranked.empty() ? " no algorithm accepts the call" : "");
-  measured.push_back(std::move(entry));
-  return br;
+  return cf;
+}
+
+// One pass over a configuration: every candidate timed, pooled with the earlier passes.
+void measure_pass(configuration& cf, const ranking_plan& plan, bool first, const std::string& step) {
+  const int p = cf.cl.args.p;
+  progress("{} {} p={} {}:", step, name(cf.coll), p,
+           cf.coll == collective::barrier ? std::string("") : show_bytes(cf.band.bytes));
+  std::vector<candidate> pass = measure(cf.cl, plan.batches, plan.batch_seconds);
+  for (const candidate& k : pass) progress(" {} {}", k.algo->name, show_seconds(k.seconds));
+  progress("{}\n", pass.empty() ? " no algorithm accepts the call" : "");
+  if (first)
+    cf.band.ranked = std::move(pass);
+  else
+    pool_pass(cf.band.ranked, pass);
+}
+
+// A configuration's entry in the table's measurements: every candidate's time, the median
+// over the batches of every pass.
+ojson measurement_entry(const configuration& cf) {
+  ojson entry{{"coll", std::string(name(cf.coll))},
+              {"p", cf.cl.args.p},
+              {"bytes", cf.band.bytes},
+              {"seconds", ojson::object()}};
+  for (const candidate& k : cf.band.ranked) entry["seconds"][std::string(k.algo->name)] = k.seconds;
+  return entry;
 }
 
 }  // namespace
 
 ranking rank_algorithms(const ranking_plan& plan, clock_type::time_point start) {
   const std::vector<int>& ps = plan.ps;
-  std::size_t groups = 0;
-  for (collective c : plan.colls) groups += ps.size() * (c == collective::barrier ? 1 : plan.sizes.size());
-  progress("[3/3] {} collective(s) x p {} x {} size(s): {} measurements, {} batches of ~{} ms\n", plan.colls.size(),
-           fmt::join(ps, ","), plan.sizes.size(), groups, plan.batches, plan.batch_seconds * 1e3);
-  std::size_t done = 0;
-  ranking out;
+  std::vector<configuration> configs;
   for (collective c : plan.colls) {
     const std::vector<std::uint64_t> band_sizes = c == collective::barrier ? std::vector<std::uint64_t>{0} : plan.sizes;
-    for (std::size_t pi = 0; pi < ps.size(); ++pi) {
-      const int p = ps[pi];
-      std::vector<band_result> results;
-      for (std::size_t si = 0; si < band_sizes.size(); ++si) {
-        ++done;
-        const std::string step = fmt::format("[{}/{} {:.1f} s]", done, groups, seconds_since(start));
-        results.push_back(measure_band(c, p, band_sizes, si, plan, step, out.measured));
-      }
-      const int p_min = pi == 0 ? 1 : ps[pi - 1] + 1;
-      const int p_max = pi + 1 == ps.size() ? unbounded_p : p;
-      emit_rules(c, p, p_min, p_max, results, out.rules);
+    for (std::size_t pi = 0; pi < ps.size(); ++pi)
+      for (std::size_t si = 0; si < band_sizes.size(); ++si)
+        configs.push_back(configuration_of(c, ps[pi], pi, band_sizes, si));
+  }
+  progress("[3/3] {} collective(s) x p {} x {} size(s): {} measurements, {} pass(es) of {} batches of ~{} ms\n",
+           plan.colls.size(), fmt::join(ps, ","), plan.sizes.size(), configs.size(), plan.passes, plan.batches,
+           plan.batch_seconds * 1e3);
+  // Every configuration once per pass, so that a configuration's passes lie minutes apart:
+  // on a machine whose speed changes for minutes at a time, they fall in different states.
+  std::size_t done = 0;
+  for (int pass = 0; pass < plan.passes; ++pass)
+    for (configuration& cf : configs) {
+      ++done;
+      const std::string step =
+          fmt::format("[{}/{} {:.1f} s]", done, configs.size() * static_cast<std::size_t>(plan.passes),
+                      seconds_since(start));
+      measure_pass(cf, plan, pass == 0, step);
     }
+  ranking out;
+  for (std::size_t i = 0; i < configs.size();) {
+    // The configurations of one collective and p, ascending sizes: one run of rules.
+    std::size_t j = i;
+    std::vector<band_result> bands;
+    while (j < configs.size() && configs[j].coll == configs[i].coll && configs[j].pi == configs[i].pi) {
+      out.measured.push_back(measurement_entry(configs[j]));
+      bands.push_back(configs[j].band);
+      ++j;
+    }
+    const std::size_t pi = configs[i].pi;
+    const int p_min = pi == 0 ? 1 : ps[pi - 1] + 1;
+    const int p_max = pi + 1 == ps.size() ? unbounded_p : ps[pi];
+    emit_rules(configs[i].coll, ps[pi], p_min, p_max, bands, out.rules);
+    i = j;
   }
   return out;
 }

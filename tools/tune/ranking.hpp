@@ -22,6 +22,8 @@ struct ranking_plan {
   std::vector<std::uint64_t> sizes;
   int batches = 5;
   double batch_seconds = 4e-3;
+  // Sweeps over all configurations; each configuration's batches of every pass are pooled.
+  int passes = 1;
 };
 
 struct ranking {
