@@ -10,7 +10,7 @@
 //   rules:       every algorithm accepting the call, run on the thread executor through
 //                comm::run_collective, batches interleaved across algorithms, ranked by the
 //                median over batches of each one's time over the batch's fastest (over all
-//                --passes, sweeps minutes apart); the fastest per band, then the next fastest
+//                --passes, a whole sweep apart); the fastest per band, then the next fastest
 //                until one without preconditions, so that "auto" falls through to a measured
 //                choice.
 // Progress goes to stderr; the table to --out (or stdout). The measurements live in
@@ -274,7 +274,7 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--passes", o.passes,
                   fmt::format("Sweeps over every configuration, 1..{}; each configuration's batches of all "
-                              "passes are pooled (passes lie minutes apart: a machine that changes speed "
+                              "passes are pooled (passes lie a whole sweep apart: a machine that changes speed "
                               "for minutes is measured in each of its states)",
                               max_passes))
       ->capture_default_str();

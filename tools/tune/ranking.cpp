@@ -332,8 +332,9 @@ ranking rank_algorithms(const ranking_plan& plan, clock_type::time_point start) 
   progress("[3/3] {} collective(s) x p {} x {} size(s): {} measurements, {} pass(es) of {} batches of ~{} ms\n",
            plan.colls.size(), fmt::join(ps, ","), plan.sizes.size(), configs.size(), plan.passes, plan.batches,
            plan.batch_seconds * 1e3);
-  // Every configuration once per pass, so that a configuration's passes lie minutes apart:
-  // on a machine whose speed changes for minutes at a time, they fall in different states.
+  // Every configuration once per pass, so that a configuration's passes lie a whole sweep apart:
+  // on a machine whose speed changes for seconds or minutes at a time, they can fall in
+  // different states (a sweep of -p 2 takes half a minute, a full tune many minutes).
   std::size_t done = 0;
   for (int pass = 0; pass < plan.passes; ++pass)
     for (configuration& cf : configs) {
