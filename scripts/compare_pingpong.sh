@@ -100,11 +100,10 @@ run() { # label, command... ; appends stdout to $raw, each line prefixed with th
 
 run_ranklab() {
   if [[ ${SKIP_RANKLAB:-0} != 1 ]]; then
-    rl=${rl_bin-$(find_ranklab)}
-    rl_bin=$rl  # located once
-    if [[ -n $rl ]]; then
+    rl_bin=${rl_bin-$(find_ranklab)}  # located in the first round
+    if [[ -n $rl_bin ]]; then
       # shellcheck disable=SC2086
-      run ranklab "$rl" ${RANKLAB_BENCH_ARGS:-}
+      run ranklab "$rl_bin" ${RANKLAB_BENCH_ARGS:-}
     else
       log "bench_round_latency not found (set RANKLAB_BENCH_ROUND_LATENCY or pass a build dir); ranklab column empty"
     fi
@@ -113,14 +112,13 @@ run_ranklab() {
 
 run_openmpi() {
   if [[ ${SKIP_OPENMPI:-0} != 1 ]]; then
-    bin=${openmpi_bin-$(find_peer openmpi)}
-    openmpi_bin=$bin
-    if [[ -n $bin ]] && command -v mpirun.openmpi >/dev/null 2>&1; then
+    openmpi_bin=${openmpi_bin-$(find_peer openmpi)}
+    if [[ -n $openmpi_bin ]] && command -v mpirun.openmpi >/dev/null 2>&1; then
       cmd=(mpirun.openmpi)
       [[ $(id -u) -eq 0 ]] && cmd+=(--allow-run-as-root)
       if ((np <= cores)); then cmd+=(--bind-to core); else cmd+=(--oversubscribe --bind-to none); fi
       # shellcheck disable=SC2086
-      run "Open MPI" "${cmd[@]}" -np "$np" "$bin" --impl openmpi --no-header --sizes "$sizes" ${PEER_ARGS:-}
+      run "Open MPI" "${cmd[@]}" -np "$np" "$openmpi_bin" --impl openmpi --no-header --sizes "$sizes" ${PEER_ARGS:-}
     else
       log "Open MPI (mpi_pingpong.openmpi / mpirun.openmpi) not available; column empty"
     fi
@@ -129,16 +127,15 @@ run_openmpi() {
 
 run_mpich() {
   if [[ ${SKIP_MPICH:-0} != 1 ]]; then
-    bin=${mpich_bin-$(find_peer mpich)}
-    mpich_bin=$bin
-    if [[ -n $bin ]] && command -v mpirun.mpich >/dev/null 2>&1; then
+    mpich_bin=${mpich_bin-$(find_peer mpich)}
+    if [[ -n $mpich_bin ]] && command -v mpirun.mpich >/dev/null 2>&1; then
       if ((np > cores)) && [[ ${FORCE_MPICH:-0} != 1 ]]; then
         log "MPICH: $np ranks on $cores core(s) would oversubscribe (MPICH busy-polls); skipped, FORCE_MPICH=1 to run"
       else
         cmd=(mpirun.mpich -np "$np")
         ((np <= cores)) && cmd+=(-bind-to core)
         # shellcheck disable=SC2086
-        run MPICH "${cmd[@]}" "$bin" --impl mpich --no-header --sizes "$sizes" ${PEER_ARGS:-}
+        run MPICH "${cmd[@]}" "$mpich_bin" --impl mpich --no-header --sizes "$sizes" ${PEER_ARGS:-}
       fi
     else
       log "MPICH (mpi_pingpong.mpich / mpirun.mpich) not available; column empty"

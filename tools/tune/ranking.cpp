@@ -133,6 +133,14 @@ std::vector<candidate> candidates_for(const call& c) {
   return out;
 }
 
+// Sorts candidates by the median of their ratios, or of their times for candidates that have
+// no ratios (timed one team each), fastest first.
+void sort_by_relative(std::vector<candidate>& cands) {
+  for (candidate& k : cands) k.relative = k.ratios.empty() ? k.seconds : median(k.ratios);
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const candidate& x, const candidate& y) { return x.relative < y.relative; });
+}
+
 // Ranks candidates timed together by their time relative to the batch's fastest, the
 // median of those ratios over the batches: the candidates of one batch run back to back
 // (within a fraction of a second), and a machine that changes speed between batches (this
@@ -143,20 +151,14 @@ std::vector<candidate> candidates_for(const call& c) {
 void rank_side_by_side(std::vector<candidate>& cands, bool together) {
   if (cands.empty()) return;
   const std::size_t nb = cands.front().per_batch.size();
-  for (candidate& k : cands) {
-    k.ratios.clear();
-    k.relative = k.seconds;
-  }
-  if (together && nb > 0) {
+  for (candidate& k : cands) k.ratios.clear();
+  if (together)
     for (std::size_t b = 0; b < nb; ++b) {
       double best = 1e300;
       for (const candidate& k : cands) best = std::min(best, k.per_batch[b]);
       for (candidate& k : cands) k.ratios.push_back(k.per_batch[b] / std::max(best, 1e-15));
     }
-    for (candidate& k : cands) k.relative = median(k.ratios);
-  }
-  std::stable_sort(cands.begin(), cands.end(),
-                   [](const candidate& x, const candidate& y) { return x.relative < y.relative; });
+  sort_by_relative(cands);
 }
 
 // Adds a later pass's candidates of one configuration to the earlier passes' (`into`): their
@@ -171,12 +173,8 @@ void pool_pass(std::vector<candidate>& into, const std::vector<candidate>& pass)
     k.ratios.insert(k.ratios.end(), it->ratios.begin(), it->ratios.end());
     return false;
   });
-  for (candidate& k : into) {
-    k.seconds = median(k.per_batch);
-    k.relative = k.ratios.empty() ? k.seconds : median(k.ratios);
-  }
-  std::stable_sort(into.begin(), into.end(),
-                   [](const candidate& x, const candidate& y) { return x.relative < y.relative; });
+  for (candidate& k : into) k.seconds = median(k.per_batch);
+  sort_by_relative(into);
 }
 
 std::vector<candidate> measure(const call& c, int batches, double batch_seconds) {
@@ -339,9 +337,8 @@ ranking rank_algorithms(const ranking_plan& plan, clock_type::time_point start) 
   for (int pass = 0; pass < plan.passes; ++pass)
     for (configuration& cf : configs) {
       ++done;
-      const std::string step =
-          fmt::format("[{}/{} {:.1f} s]", done, configs.size() * static_cast<std::size_t>(plan.passes),
-                      seconds_since(start));
+      const std::string step = fmt::format(
+          "[{}/{} {:.1f} s]", done, configs.size() * static_cast<std::size_t>(plan.passes), seconds_since(start));
       measure_pass(cf, plan, pass == 0, step);
     }
   ranking out;
