@@ -58,6 +58,10 @@ void abandon_unfinished(team_state& t, int me, comm_state& cs) {
             std::make_exception_ptr(usage_error(me, op->name, "the rank returned with this request unfinished")));
 }
 
+// What a moved-from comm compares a typed call with: nothing repeats it, so the call goes on
+// to the checks, which refuse the comm.
+const detail::last_call nothing_prepared{};
+
 [[noreturn, gnu::cold, gnu::noinline]] void throw_unusable(const team_state* t, int rank, const char* operation) {
   if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
   throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
@@ -92,42 +96,9 @@ void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> en
   op.entry = std::move(entry);
 }
 
-// Algorithm names are short ("auto", "ring"): compared as two overlapping words of 4 or 8
-// bytes, which costs a few instructions where a byte loop cost some thirty.
-template <class Word>
-bool same_ends(const char* a, const char* b, std::size_t n) {
-  Word a0, b0, a1, b1;
-  std::memcpy(&a0, a, sizeof(Word));
-  std::memcpy(&b0, b, sizeof(Word));
-  std::memcpy(&a1, a + n - sizeof(Word), sizeof(Word));
-  std::memcpy(&b1, b + n - sizeof(Word), sizeof(Word));
-  return a0 == b0 && a1 == b1;
-}
-bool same_text(std::string_view a, std::string_view b) {
-  const std::size_t n = a.size();
-  if (n != b.size()) return false;
-  if (n >= 8 && n <= 16) return same_ends<std::uint64_t>(a.data(), b.data(), n);
-  if (n >= 4 && n < 8) return same_ends<std::uint32_t>(a.data(), b.data(), n);
-  return a == b;
-}
-
-// Whether the blocking operation is still prepared for exactly this call: the schedule
-// cache's key (collective, counts, root, type, operator, algorithm), the same buffers and
-// the same operator context. Everything the checks and the preparation derive from the
-// call depends on nothing else. (The cache key leaves the context out: a schedule does not
-// depend on it, but the prepared operation reduces with it. Two make_op operators from
-// lambdas of one type share the function and differ only there.) Compared through the
-// flattened copy of the key (comm_state::repeat): the parts of every call first, then the
-// counts of a v-collective.
-bool repeats(const comm_state::repeat_key& k, collective coll, int root, std::uint64_t count, const void* in,
-             const void* out, const datatype& type, const op& reduction, const algo& choice) {
-  return k.in == in && k.out == out && k.count == count && k.coll == coll && k.root == root && k.type == type &&
-         k.kind == reduction.kind && k.commutative == reduction.commutative && k.function == reduction.function &&
-         k.context == reduction.context && k.params == choice.params && same_text(k.algorithm, choice.name);
-}
 // A v-collective's counts and displacements against those of the prepared call's key (the
-// rest of the key repeats() compares). A loop for the few counts of a small team, where a
-// call into memcmp cost more than the compare.
+// rest of the key last_call::same_call compares). A loop for the few counts of a small
+// team, where a call into memcmp cost more than the compare.
 bool same_values(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) {
   if (a.size() != b.size()) return false;
   if (a.size() > 16) return std::memcmp(a.data(), b.data(), a.size() * sizeof(std::uint64_t)) == 0;
@@ -139,13 +110,24 @@ bool same_layout(const comm_state& cs, std::span<const std::uint64_t> counts, st
   const coll_args& k = cs.prepared->key_call.args;
   return same_values(k.counts, counts) && same_values(k.displs, displs);
 }
+// Whether the blocking operation is still prepared for exactly this call: the schedule
+// cache's key, the same buffers and the same operator context (detail::last_call), compared
+// through the flattened copy of the key (comm_state::repeat): the parts of every call
+// first, then the counts of a v-collective.
 bool repeats_prepared_call(const comm_state& cs, const call& c, const void* in, const void* out) {
   if (!cs.prepared ||
-      !repeats(cs.repeat, c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction, c.choice) ||
+      !cs.repeat.same_call(c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction, c.choice) ||
       c.args.commutative != cs.repeat.commutative)
     return false;
   return cs.repeat.single_count ? c.args.counts.empty() && c.args.displs.empty()
                                 : same_layout(cs, c.args.counts, c.args.displs);
+}
+// The part of that test for a call with a single count, which calls nothing: with it the
+// repeat of such a call needs no frame (see post_express_line on why stores count).
+bool repeats_single_count_call(const comm_state& cs, const call& c, const void* in, const void* out) {
+  return cs.prepared && cs.repeat.single_count && c.args.counts.empty() && c.args.displs.empty() &&
+         cs.repeat.same_call(c.args.coll, c.args.root, c.args.count, in, out, c.type, c.reduction, c.choice) &&
+         c.args.commutative == cs.repeat.commutative;
 }
 
 // Records that the blocking operation is prepared for call `c` on these buffers.
@@ -156,23 +138,25 @@ void remember_prepared(comm_state& cs, const call& c, const void* in, const void
   coll_args args = c.args;
   args.p = p;
   const buffer_extent ext = buffer_extents(args, rank);
-  cs.repeat = comm_state::repeat_key{in,
-                                     out,
-                                     c.args.count,
-                                     c.args.coll,
-                                     c.args.root,
-                                     c.type,
-                                     c.reduction.kind,
-                                     c.args.commutative,
-                                     single_count,
-                                     c.reduction.function,
-                                     c.reduction.context,
-                                     c.args.params,
-                                     e.requested,
-                                     ext.in,
-                                     ext.out,
-                                     ext.in > 0 || !is_rooted(c.args.coll),
-                                     detail::buffers_separate(c, ext, in, out)};
+  comm_state::repeat_key& k = cs.repeat;
+  k.in = in;
+  k.out = out;
+  k.count = c.args.count;
+  k.coll = c.args.coll;
+  k.root = c.args.root;
+  k.type = c.type;
+  k.kind = c.reduction.kind;
+  k.commutative = c.args.commutative;
+  k.function = c.reduction.function;
+  k.context = c.reduction.context;
+  k.params = c.args.params;
+  k.algorithm = e.requested;
+  k.single_count = single_count;
+  k.in_extent = ext.in;
+  k.out_extent = ext.out;
+  k.in_exact = ext.in > 0 || !is_rooted(c.args.coll);
+  k.separate = detail::buffers_separate(c, ext, in, out);
+  k.typed = single_count && k.separate;
 }
 
 // Runs the blocking operation as prepared.
@@ -189,14 +173,13 @@ void run_again(team_state& t, comm_state& cs, int rank) {
   require_usable(&t, &cs, rank, op.name);
   t.check_failure(rank, op.name);
   op.tag.call = ++cs.calls;
-  op.rewind();
-  run_blocking(t, cs, rank);
+  detail::wait_again(t, cs, rank, op);
 }
 
 }  // namespace
 
 comm::comm(detail::team_state* team, int rank)
-    : team_(team), rank_(rank), size_(team->p), state_(std::make_shared<detail::comm_state>()) {
+    : team_(team), rank_(rank), size_(team->p), state_(std::make_shared<detail::comm_state>()), last_(&state_->repeat) {
   state_->stage.resize(chunks_for(detail::header_bytes + max_eager_limit));
   state_->blocking.name = "sendrecv";
   team->slots[rank].trace.clear();
@@ -204,7 +187,11 @@ comm::comm(detail::team_state* team, int rank)
 }
 
 comm::comm(comm&& o) noexcept
-    : team_(std::exchange(o.team_, nullptr)), rank_(o.rank_), size_(o.size_), state_(std::move(o.state_)) {}
+    : team_(std::exchange(o.team_, nullptr)),
+      rank_(o.rank_),
+      size_(o.size_),
+      state_(std::move(o.state_)),
+      last_(std::exchange(o.last_, &nothing_prepared)) {}
 
 comm& comm::operator=(comm&& o) noexcept {
   if (this != &o) {
@@ -294,8 +281,8 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   op.send_pieces = op.all_send_pieces;
   op.recv_pieces = op.all_recv_pieces;
   op.rewind();
-  cs.prepared = nullptr;  // the blocking operation no longer holds a collective
-  if (posted) {           // by the fast path: resume after the send
+  cs.forget_prepared();  // the blocking operation no longer holds a collective
+  if (posted) {          // by the fast path: resume after the send
     op.started = op.pre_done = op.posted = true;
     op.received_bytes = 0;
   }
@@ -311,7 +298,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   team_->check_failure(rank_, "schedule");
   comm_state& cs = *state_;
   operation& op = cs.blocking;
-  cs.prepared = nullptr;
+  cs.forget_prepared();
   prepare(op, s, in, out, type, reduction, cs.scratch, cs.scratch_bytes);
   op.publishes = true;  // a hand-built schedule's peers may read us after message rounds alone
   op.entry.reset();
@@ -321,15 +308,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   wait_for(e, op);
 }
 
-bool comm::repeat_collective(const detail::call_request& r) {
-  if (!team_) return false;
-  const comm_state& cs = *state_;
-  if (!cs.prepared || !cs.repeat.single_count || !cs.repeat.separate ||
-      !repeats(cs.repeat, r.coll, r.root, r.count, r.in, r.out, r.type, *r.reduction, *r.choice))
-    return false;
-  run_again(*team_, *state_, rank_);
-  return true;
-}
+void comm::repeat() { run_again(*team_, *state_, rank_); }
 
 // The same for a v-collective: its counts and displacements too, and the lengths of the
 // caller's buffers against this rank's part of the layout, as make_checked_vcall holds them
@@ -339,7 +318,7 @@ bool comm::repeat_collective(const detail::vcall_request& r) {
   const comm_state& cs = *state_;
   const detail::call_request& c = r.call;
   if (!cs.prepared || cs.repeat.single_count || !cs.repeat.separate ||
-      !repeats(cs.repeat, c.coll, c.root, c.count, c.in, c.out, c.type, *c.reduction, *c.choice) ||
+      !cs.repeat.same_call(c.coll, c.root, c.count, c.in, c.out, c.type, *c.reduction, *c.choice) ||
       (cs.repeat.in_exact && r.in_count != cs.repeat.in_extent) || r.out_count < cs.repeat.out_extent ||
       !same_layout(cs, r.counts, r.displs))
     return false;
@@ -347,15 +326,29 @@ bool comm::repeat_collective(const detail::vcall_request& r) {
   return true;
 }
 
-void comm::run_collective(const call& c, const void* in, void* out) {
-  if (team_ && repeats_prepared_call(*state_, c, in, out)) return run_again(*team_, *state_, rank_);
-  auto entry = checked_schedule(team_, state_.get(), rank_, size_, c, in, out);
-  comm_state& cs = *state_;
+namespace {
+
+// A blocking call that is not a repeat of a call with a single count: a repeat of a
+// v-collective's call, or a call to check, prepare and run. Out of line, so that
+// run_collective's test for the commonest repeat needs no frame of its own.
+[[gnu::noinline]] void run_other_call(team_state* t, comm_state* state, int rank, const call& c, const void* in,
+                                      void* out) {
+  if (t && repeats_prepared_call(*state, c, in, out)) return run_again(*t, *state, rank);
+  const int p = t ? t->p : 1;  // (a moved-from comm: checked_schedule refuses it)
+  auto entry = checked_schedule(t, state, rank, p, c, in, out);
+  comm_state& cs = *state;
   operation& op = cs.blocking;
   aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
   op.tag = tag_for(cs, c, *op.entry);
-  remember_prepared(cs, c, in, out, rank_, size_);
-  run_blocking(*team_, cs, rank_);
+  remember_prepared(cs, c, in, out, rank, p);
+  run_blocking(*t, cs, rank);
+}
+
+}  // namespace
+
+void comm::run_collective(const call& c, const void* in, void* out) {
+  if (team_ && repeats_single_count_call(*state_, c, in, out)) return run_again(*team_, *state_, rank_);
+  return run_other_call(team_, state_.get(), rank_, c, in, out);
 }
 
 request comm::start_collective(const call& c, const void* in, void* out) {

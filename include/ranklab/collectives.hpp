@@ -9,15 +9,19 @@
 // and, for the persistent *_init forms (instantiated only when used),
 //   Persistent init_collective(const call&, const void* in, void* out);
 // returning an object with start(), wait(), test(), done(); optionally
-//   bool repeat_collective(const detail::call_request&);
+//   const detail::last_call& last_call() const;  void repeat();
 //   bool repeat_collective(const detail::vcall_request&);
-// which run the call and return true when it repeats the backend's last blocking call
-// (the same arguments and buffers), so that nothing is built or checked again.
+// for a repeat of the backend's last blocking call (the same arguments and buffers), so
+// that nothing is built or checked again: the typed surface compares a call_request with
+// last_call() and calls repeat() when they match; repeat_collective runs a v-collective's
+// call and returns true when it repeats the last one.
 // Counts are in elements, with MPI semantics.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <ranges>
 #include <span>
+#include <string_view>
 #include <type_traits>
 
 #include "ranklab/call.hpp"
@@ -53,6 +57,67 @@ struct call_request {
   datatype type;
   const op* reduction = nullptr;
   const algo* choice = nullptr;
+};
+
+// Two short names (algorithm names: "auto", "ring") are compared as two overlapping words
+// of 4 or 8 bytes, a few instructions where a byte loop cost some thirty; other lengths byte
+// by byte, with no call (see last_call).
+[[gnu::always_inline]] inline bool same_short_text(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  auto ends = [&]<class Word>(Word) {
+    Word a0, b0, a1, b1;
+    std::memcpy(&a0, a.data(), sizeof(Word));
+    std::memcpy(&b0, b.data(), sizeof(Word));
+    std::memcpy(&a1, a.data() + n - sizeof(Word), sizeof(Word));
+    std::memcpy(&b1, b.data() + n - sizeof(Word), sizeof(Word));
+    return a0 == b0 && a1 == b1;
+  };
+  if (n >= 8 && n <= 16) return ends(std::uint64_t{});
+  if (n >= 4 && n < 8) return ends(std::uint32_t{});
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+// The backend's last prepared blocking call, flattened: everything its checks and its
+// preparation derive from (collective, counts, root, type, operator, algorithm) and the
+// buffers. The operator's context counts too: a schedule does not depend on it, but the
+// prepared call reduces with it (two make_op operators from lambdas of one type share the
+// function and differ only there).
+//
+// The typed surface compares a call with it in the caller's own code, before it builds
+// anything, and calls the backend only to run the repeat. A rank that streams small calls
+// (a non-root's gathers, a root's bcasts) waits on its stores: its last message's line is
+// still with the receiver, and stores queued behind that one fill the store queue. A
+// call_request built in memory and passed by reference cost some ten stores a call.
+struct last_call {
+  const void* in = nullptr;
+  const void* out = nullptr;
+  std::uint64_t count = 0;
+  collective coll = collective::barrier;
+  int root = 0;
+  datatype type;
+  op_kind kind = op_kind::sum;
+  bool commutative = false;
+  // A call_request may repeat it: a call is prepared, with a single count, on buffers the
+  // typed surface accepts (the general entry points leave overlap to the caller).
+  bool typed = false;
+  user_function function = nullptr;
+  const void* context = nullptr;
+  algo_params params;
+  std::string_view algorithm;  // as requested
+
+  // Inline where it is used, for its arguments to stay in registers.
+  [[gnu::always_inline]] bool same_call(collective c, int r, std::uint64_t n, const void* i, const void* o,
+                                        const datatype& t, const op& red, const algo& a) const {
+    return in == i && out == o && count == n && coll == c && root == r && type == t && kind == red.kind &&
+           commutative == red.commutative && function == red.function && context == red.context && params == a.params &&
+           same_short_text(algorithm, a.name);
+  }
+  [[gnu::always_inline]] bool repeated_by(const call_request& r) const {
+    return typed && same_call(r.coll, r.root, r.count, r.in, r.out, r.type, *r.reduction, *r.choice);
+  }
 };
 
 // A v-collective's call as the typed surface receives it: call_request's parts (count 0),
@@ -372,8 +437,11 @@ class collectives {
   Request start(const prepared& p) { return self().start_collective(p.c, p.in, p.out); }
   auto init(const prepared& p) { return self().init_collective(p.c, p.in, p.out); }
   void run(const request_of_call& r) {
-    if constexpr (requires(Backend & b) { b.repeat_collective(r); })
-      if (self().repeat_collective(r)) return;
+    if constexpr (requires(Backend & b) {
+                    b.last_call();
+                    b.repeat();
+                  })
+      if (self().last_call().repeated_by(r)) return self().repeat();
     run(checked(r));
   }
   Request start(const request_of_call& r) { return start(checked(r)); }
@@ -401,7 +469,7 @@ class collectives {
   }
 
   void expect(collective c, const char* which, std::uint64_t have, std::uint64_t want) const {
-    detail::expect_elements(self().rank(), c, which, have, want);
+    if (have != want) detail::expect_elements(self().rank(), c, which, have, want);  // throws
   }
   // The buffer-length checks of each builder below run on every call; the rest, derived
   // from the request alone, when it is checked (not when it repeats the last call).

@@ -70,9 +70,11 @@ class comm : public collectives<comm, request> {
   // The persistent form: checks the call and prepares it once (persistent_request::start
   // runs it). The buffers must stay valid, and unchanged in size, while it lives.
   [[nodiscard]] persistent_request init_collective(const call& c, const void* in, void* out);
-  // The typed surface's shortcut (ranklab/collectives.hpp): runs the call and returns true
-  // if it repeats the last blocking call on the same buffers; returns false otherwise.
-  bool repeat_collective(const detail::call_request& r);
+  // The typed surface's shortcut for repeated calls (ranklab/collectives.hpp): the last
+  // blocking call, as prepared, and running it again; for a v-collective, running the call
+  // and returning true if it repeats the last one, false otherwise.
+  const detail::last_call& last_call() const { return *last_; }
+  void repeat();
   bool repeat_collective(const detail::vcall_request& r);
   // Runs a schedule on the thread executor (for custom or hand-built schedules).
   void execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction = ops::sum);
@@ -90,6 +92,7 @@ class comm : public collectives<comm, request> {
   int rank_ = 0;
   int size_ = 1;
   std::shared_ptr<detail::comm_state> state_;
+  const detail::last_call* last_;  // in *state_; a moved-from comm's: one that nothing repeats
 };
 
 }  // namespace ranklab

@@ -15,6 +15,7 @@
 #include "detail/operation.hpp"
 #include "executors/schedule_cache.hpp"
 #include "mailbox/mailbox.hpp"
+#include "ranklab/collectives.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab::detail {
@@ -37,23 +38,12 @@ struct alignas(64) comm_state {
   // alive, and buffers); null once the operation served anything else. A blocking call
   // that repeats it skips the checks, the cache lookup and the preparation.
   const cached_schedule* prepared = nullptr;
-  // That call's key flattened beside the buffers, so that the test for a repeat compares a
-  // few words here instead of following `prepared` into the cache entry (repeated 8-byte
-  // calls spend a noticeable part of their time on that test). Valid while `prepared` is set.
-  struct repeat_key {
-    const void* in = nullptr;
-    const void* out = nullptr;
-    std::uint64_t count = 0;
-    collective coll = collective::barrier;
-    int root = 0;
-    datatype type;
-    op_kind kind = op_kind::sum;
-    bool commutative = false;
-    bool single_count = false;  // no counts or displacements: a detail::call_request can repeat it
-    user_function function = nullptr;
-    const void* context = nullptr;
-    algo_params params;
-    std::string_view algorithm;  // as requested (the cache entry's `requested`)
+  // That call's key flattened beside the buffers (detail::last_call, which the typed
+  // surface compares a call with), so that the test for a repeat compares a few words here
+  // instead of following `prepared` into the cache entry. Valid while `prepared` is set;
+  // `typed` only then (forget_prepared).
+  struct repeat_key : last_call {
+    bool single_count = false;  // no counts or displacements
     // A v-collective's part of the layout at this rank (buffer_extents), which the lengths
     // of a detail::vcall_request's buffers must fit as make_checked_vcall checks them: `in`
     // exactly (when in_exact), `out` at least.
@@ -64,6 +54,10 @@ struct alignas(64) comm_state {
     // call may repeat the call: the general entry points leave overlap to the caller.
     bool separate = false;
   } repeat;
+  void forget_prepared() {
+    prepared = nullptr;
+    repeat.typed = false;
+  }
 
   // Optional progress thread (team_options::progress_thread): it and the rank thread take
   // `progress_lock` around every advance.

@@ -16,9 +16,10 @@ struct engine {
 
 // Every message sent or received counts: the deadlock detector declares a deadlock only
 // when no rank's count moves.
-inline void count_progress(engine& e) {
-  auto& progress = e.t.slots[e.me].progress;
+inline void count_progress(team_state& t, int me) {
+  auto& progress = t.slots[me].progress;
   progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
+inline void count_progress(engine& e) { count_progress(e.t, e.me); }
 
 }  // namespace ranklab::detail

@@ -565,32 +565,79 @@ inline void run_resolved(operation& op, std::size_t begin, std::size_t end) {
 // operation at that stage, and advance() goes on from there. For small calls that
 // bookkeeping was most of a call: 8 B at p = 2, gather 50 -> 39 ns, bcast 42 -> 36,
 // allgather 181 -> 168.
-bool run_quick(engine& e, operation& op, int& polls) {
-  const schedule& s = *op.plan;
-  run_resolved(op, 0, op.prologue_steps);
+//
+// Its progress stays in locals and reaches `op` only where it stops early: a call that runs
+// through stores nothing to `op` but the results. A rank that streams one-way calls (a
+// non-root's gathers, a root's bcasts) has the line of its last message waiting for the
+// receiver to let go of it, and its next stores queue behind that one; a call whose
+// stores fill the store queue waits out the crossing, so every store saved lets the sender
+// run further ahead (see docs/algorithms.md, "Small messages").
+// Round r's part of the operation's message regions.
+std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t begin, std::uint32_t end) {
+  return std::span(all).subspan(begin, end - begin);
+}
+
+// Where run_quick stops and advance() takes over: round r, its pre steps done, its message
+// posted or not. Out of line, so that the way through keeps its registers.
+[[gnu::noinline]] bool stop_quick(operation& op, std::size_t r, bool posted) {
+  const round& rd = op.plan->rounds()[r];
   op.started = true;
-  for (const std::size_t rounds = s.rounds().size(); op.round < rounds;) {
-    const round& rd = s.rounds()[op.round];
-    run_resolved(op, rd.pre_begin, rd.post_begin);
-    op.received_bytes = 0;
-    op.pre_done = true;
-    op.send_pieces = std::span(op.all_send_pieces).subspan(rd.send_begin, rd.send_end - rd.send_begin);
-    op.recv_pieces = std::span(op.all_recv_pieces).subspan(rd.recv_begin, rd.recv_end - rd.recv_begin);
-    if (rd.send_to != no_rank) {
+  op.complete = false;
+  op.round = r;
+  op.reset_round();
+  op.pre_done = true;
+  op.posted = posted;
+  op.received_bytes = 0;
+  op.send_pieces = round_pieces(op.all_send_pieces, rd.send_begin, rd.send_end);
+  op.recv_pieces = round_pieces(op.all_recv_pieces, rd.recv_begin, rd.recv_end);
+  return false;
+}
+
+// Round r of run_quick, from its pre steps to its post steps.
+[[gnu::always_inline]] inline bool run_round_quick(team_state& t, comm_state& cs, int me, operation& op,
+                                                   const round& rd, std::size_t r, int& polls) {
+  run_resolved(op, rd.pre_begin, rd.post_begin);
+  bool posted = false;
+  if (rd.send_to != no_rank) {
+    const std::span<const piece> send = round_pieces(op.all_send_pieces, rd.send_begin, rd.send_end);
+    mailbox& box = t.box(me, rd.send_to);
+    if (send.size() != 1 || !post_express_line(t, me, box, rd.send_to, op.tag, send[0])) {
       std::uint64_t bytes = 0;
-      for (const piece& pc : op.send_pieces) bytes += pc.bytes;
-      if (!try_post_express(e, e.t.box(e.me, rd.send_to), rd.send_to, op.tag, op.send_pieces, bytes)) return false;
-      op.posted = true;
+      for (const piece& pc : send) bytes += pc.bytes;
+      engine e{t, cs, me};
+      if (!try_post_express(e, box, rd.send_to, op.tag, send, bytes)) return stop_quick(op, r, false);
     }
-    if (rd.recv_from != no_rank) {
-      if (!take_expected_express(e, op, rd.recv_from, polls)) return false;
-      op.received = true;
-    }
-    run_resolved(op, rd.post_begin, rd.post_end);
-    ++op.round;
-    op.reset_round();
+    posted = true;
   }
-  op.complete = true;
+  if (rd.recv_from != no_rank) {
+    engine e{t, cs, me};
+    if (!take_expected_express(e, op, rd, round_pieces(op.all_recv_pieces, rd.recv_begin, rd.recv_end), posted, polls))
+      return stop_quick(op, r, posted);
+  }
+  run_resolved(op, rd.post_begin, rd.post_end);
+  return true;
+}
+
+// run_quick's rounds after the prologue, as many as there are.
+[[gnu::noinline]] bool run_rounds_quick(team_state& t, comm_state& cs, int me, operation& op, int& polls) {
+  const std::span<const round> rounds = op.plan->rounds();
+  for (std::size_t r = 0; r < rounds.size(); ++r)
+    if (!run_round_quick(t, cs, me, op, rounds[r], r, polls)) return false;
+  return true;
+}
+
+[[gnu::always_inline]] inline bool run_quick(team_state& t, comm_state& cs, int me, operation& op, int& polls) {
+  const std::span<const round> rounds = op.plan->rounds();
+  if (op.prologue_steps > 0) run_resolved(op, 0, op.prologue_steps);
+  // One round (a rooted call or an exchange of two ranks, the commonest small calls) here,
+  // more in a function of their own: without the loop's state the compiler keeps the way
+  // through in registers.
+  if (!(rounds.size() == 1 ? run_round_quick(t, cs, me, op, rounds[0], 0, polls)
+                           : run_rounds_quick(t, cs, me, op, polls)))
+    return false;
+  // As advance() leaves a finished operation (rewind() cleared the round's flags).
+  op.started = op.complete = true;
+  op.round = rounds.size();
   return true;
 }
 
@@ -603,7 +650,7 @@ bool spin_alone(engine& e, operation& op, int& polls) {
   if (e.cs.threaded || !e.cs.active.empty()) return false;
   // (`publishes`: a hand-built schedule's, whose peers may read its buffers, see comm::execute)
   if (op.messages_only && !op.publishes && !op.started && e.cs.stash.empty() && !e.t.options.trace &&
-      run_quick(e, op, polls))
+      run_quick(e.t, e.cs, e.me, op, polls))
     return true;
   advance(e, op);
   while (!op.complete && polls < e.t.spin_limit) {
@@ -612,6 +659,36 @@ bool spin_alone(engine& e, operation& op, int& polls) {
     if ((++polls & 63) == 0) e.t.check_failure(e.me, op.name);
   }
   return op.complete;
+}
+
+// What a rank does when its blocking call throws: a call that fails once its messages are
+// out leaves its peers unable to finish, so the team fails with this exception *before* we
+// withdraw anything, so that a peer meeting a withdrawn message or buffer finds this
+// failure (and its origin) recorded, not one of its own. (A no-op when the team has failed
+// already.) Call inside a catch block; rethrows.
+[[noreturn]] void fail_blocking_call(engine& e, operation& op) {
+  e.t.fail_with_current_exception(e.me);
+  locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
+  throw;
+}
+
+// After a blocking call: only a rank that went to sleep in it (blocked_on) recorded the
+// call for the deadlock detector.
+void forget_sleep_call(team_state& t, int me) {
+  if (auto& call = t.slots[me].call; call.load(std::memory_order_relaxed) != 0)
+    call.store(0, std::memory_order_relaxed);
+}
+
+// Whether `op` may go the quick way now (run_quick): see spin_alone.
+bool quick_now(const team_state& t, const comm_state& cs, const operation& op) {
+  return op.messages_only && !op.publishes && !cs.threaded && cs.active.empty() && cs.stash.empty() && !t.options.trace;
+}
+
+// Whether the repeat of finished `op` may go the quick way without rewinding (wait_again):
+// also only with a builtin operator, which cannot throw, so that the way has no handler to
+// fail the team (wait_for's).
+bool quick_again_now(const team_state& t, const comm_state& cs, const operation& op) {
+  return op.complete && !op.error && op.combine_op.kind != op_kind::user && quick_now(t, cs, op);
 }
 
 }  // namespace
@@ -630,15 +707,41 @@ void wait_for(engine& e, operation& op) {
           },
           [&] { return locked(e.cs, [&] { return blocked_on(e, op); }); }, op.name, spun);
   } catch (...) {
-    // A call that fails once its messages are out leaves its peers unable to finish: the
-    // team fails with this exception *before* we withdraw anything, so that a peer meeting
-    // a withdrawn message or buffer finds this failure (and its origin) recorded, not one
-    // of its own. (A no-op when the team has failed already.) The same below.
-    e.t.fail_with_current_exception(e.me);
-    locked(e.cs, [&] { abandon_all(e.t, e.me, e.cs, &op); });
-    throw;
+    fail_blocking_call(e, op);
   }
   if (op.error) std::rethrow_exception(op.error);
+}
+
+namespace {
+
+// Waits for the blocking operation from wherever it is.
+[[gnu::noinline]] void finish_blocking(team_state& t, comm_state& cs, int me, operation& op) {
+  engine e{t, cs, me};
+  wait_for(e, op);
+  forget_sleep_call(t, me);
+}
+
+// wait_again's quick way, and where it stops, the slow way from there: the one frame of a
+// repeated small call (the handler adds nothing to the way through).
+// Nothing on it throws (quick_again_now: no user's operator), so it needs no handler.
+[[gnu::noinline]] void run_again_quick(team_state& t, comm_state& cs, int me, operation& op) {
+  int polls = 0;
+  if (run_quick(t, cs, me, op, polls)) return;
+  return finish_blocking(t, cs, me, op);
+}
+
+// wait_again's slow way.
+[[gnu::noinline]] void rewind_and_wait(team_state& t, comm_state& cs, int me, operation& op) {
+  op.rewind();
+  finish_blocking(t, cs, me, op);
+}
+
+}  // namespace
+
+// Either way a tail call, so that the test needs no frame.
+void wait_again(team_state& t, comm_state& cs, int me, operation& op) {
+  if (quick_again_now(t, cs, op)) return run_again_quick(t, cs, me, op);
+  return rewind_and_wait(t, cs, me, op);
 }
 
 }  // namespace ranklab::detail

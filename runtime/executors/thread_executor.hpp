@@ -38,6 +38,13 @@ bool progress_all(engine& e, operation* first);
 // team fails and every outstanding operation of the rank is abandoned.
 void wait_for(engine& e, operation& op);
 
+// wait_for() for a repeated blocking call of rank `me`: `op` finished the same call last
+// time and is numbered for this one. Runs it again from its first round without rewinding
+// it first when it can go the quick way (a plan of messages and local steps, nothing else
+// to advance), else rewinds it and waits for it. One frame for the quick way, which a rank
+// streaming small calls pays in stores (see post_express_line).
+void wait_again(team_state& t, comm_state& cs, int me, operation& op);
+
 // What the operation waits for, for the deadlock detector; also records the rank's call.
 std::pair<wait_reason, int> blocked_on(engine& e, const operation& op);
 

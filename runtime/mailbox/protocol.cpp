@@ -64,20 +64,11 @@ bool express_room_soon(engine& e, mailbox& box, std::uint32_t lines) {
   return express_room(box, lines);
 }
 
-// The first line's fields besides the sequence number (written last, to publish them).
-void write_head(express_cell& head, const call_tag& tag, std::uint16_t bytes, std::uint32_t lines) {
-  head.coll = tag.coll;
-  head.bytes = bytes;
-  head.lines = static_cast<std::uint8_t>(lines);
-  head.call = tag.call;
-  head.root = tag.root;
-  head.signature = tag.signature;
-}
-
 }  // namespace
 
 bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std::span<const piece> pieces,
                       std::uint64_t bytes) {
+  if (pieces.size() == 1 && post_express_line(e.t, e.me, box, to, tag, pieces[0])) return true;
   if (bytes > express_max_bytes || bytes > e.t.options.eager_limit) return false;
   const std::uint32_t lines = express_lines(bytes);
   if (!express_room(box, lines) && !express_room_soon(e, box, lines)) return false;
@@ -107,13 +98,7 @@ bool try_post_express(engine& e, mailbox& box, int to, const call_tag& tag, std:
     pack(true);
   box.sent += lines;
   head.seq.store(seq, std::memory_order_release);
-  // Take a line a few messages on for writing now, if the receiver is known to be done with
-  // it: the receiver read it last, so a store to it waits for the line to come back, and
-  // with a call's worth of stores queued behind that one a sender that runs ahead (a
-  // root's bcasts, a non-root's gathers) stalled a crossing on every message. (8 B at p =
-  // 2: bcast 58 -> 43 ns, scan 90 -> 60, reduce 75 -> 60.)
-  if (const std::uint32_t ahead = box.sent + 1 + express_write_ahead; ahead - box.known_consumed <= express_cells)
-    prefetch_for_write(&box.cell(ahead));
+  take_line_ahead(box);
   // After a message of many lines, take the lines the next one of its size would fill
   // beyond its first, too, while this rank goes on to wait (its receive, a release): each
   // of them, read last by the receiver, would otherwise hold a crossing when that message
@@ -392,7 +377,9 @@ bool try_receive(engine& e, operation& op, int from) {
   return false;
 }
 
-bool take_expected_express(engine& e, operation& op, int from, int& polls) {
+bool take_expected_express(engine& e, operation& op, const round& rd, std::span<const piece> into, bool posted,
+                           int& polls) {
+  const int from = rd.recv_from;
   mailbox& box = e.t.box(from, e.me);
   const std::uint32_t seq = box.next_to_take();
   const express_cell& cell = box.cell(seq);
@@ -402,11 +389,11 @@ bool take_expected_express(engine& e, operation& op, int from, int& polls) {
     cpu_relax();
   }
   std::uint64_t bytes = 0;
-  for (const piece& pc : op.recv_pieces) bytes += pc.bytes;
+  for (const piece& pc : into) bytes += pc.bytes;
   if (cell.call != op.tag.call || cell.coll != op.tag.coll || cell.signature != op.tag.signature ||
       cell.bytes != bytes || cell.bytes == express_descriptor_mark)
     return false;
-  const combine how = op.plan->rounds()[op.round].recv_how;
+  const combine how = rd.recv_how;
   if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
   // Out of the lane before anything else, as take_next does: a reduction (a user's
   // operator) may throw. Straight to its place when the message is copied there whole and
@@ -419,20 +406,20 @@ bool take_expected_express(engine& e, operation& op, int from, int& polls) {
   // gain from it (scatter 256 B 141 -> 117 ns), and so does an exchange, where the two
   // ranks go in step anyway (8 B allgather, reduce_scatter_block: about 5 ns).
   const std::uint32_t last = seq + cell.lines - 1;
-  const bool one_piece = op.recv_pieces.size() == 1;
-  if (how != combine::copy && op.posted && cell.lines == 1 && one_piece && op.combine_op.kind != op_kind::user) {
-    transfer(cell.payload, op.recv_pieces[0].data, bytes, how, op.red);
+  const bool one_piece = into.size() == 1;
+  if (how != combine::copy && posted && cell.lines == 1 && one_piece && op.combine_op.kind != op_kind::user) {
+    transfer(cell.payload, into[0].data, bytes, how, op.red);
     taken_through(e, box, from, last);
   } else {
-    const bool in_place = how == combine::copy && one_piece && (cell.lines > 1 || op.posted);
+    const bool in_place = how == combine::copy && one_piece && (cell.lines > 1 || posted);
     std::byte* const staged = e.cs.stage[0].bytes + header_bytes;
-    box.copy_express(seq, in_place ? op.recv_pieces[0].data : staged);
+    box.copy_express(seq, in_place ? into[0].data : staged);
     taken_through(e, box, from, last);
     if (!in_place && how == combine::copy && one_piece && bytes <= sizeof(chunk)) {
-      copy_line_part(op.recv_pieces[0].data, staged, bytes);  // inline: a call into memmove costs more
+      copy_line_part(into[0].data, staged, bytes);  // inline: a call into memmove costs more
     } else if (!in_place) {
       const piece src{staged, bytes};
-      transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
+      transfer(std::span(&src, 1), into, how, op.red);
     }
   }
   op.received_bytes = bytes;
