@@ -740,8 +740,12 @@ TEST_SUITE("misuse") {
   TEST_CASE("a collective or sendrecv on a moved-from comm: usage_error, not a null dereference") {
     team t(1, quick());
     comm c = t.attach(0);
-    comm moved = std::move(c);
     std::vector<int> v(2);
+    // Prepared twice first: the moved-from comm must not take the next one for a repeat of
+    // the call its state (now the other comm's) holds.
+    c.bcast(v, 0);
+    c.bcast(v, 0);
+    comm moved = std::move(c);
     // NOLINTBEGIN(bugprone-use-after-move): the misuse under test
     expect(outcome_of([&] { c.bcast(v, 0); }), "usage_error", {"bcast", "this comm was moved from"});
     int x = 0, y = 0;
