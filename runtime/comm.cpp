@@ -99,9 +99,12 @@ void aim(operation& op, const call& c, std::shared_ptr<const cached_schedule> en
 // A v-collective's counts and displacements against those of the prepared call's key (the
 // rest of the key last_call::same_call compares). A loop for the few counts of a small
 // team, where a call into memcmp cost more than the compare.
+[[gnu::noinline]] bool same_many_values(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) {
+  return std::memcmp(a.data(), b.data(), a.size() * sizeof(std::uint64_t)) == 0;
+}
 bool same_values(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) {
   if (a.size() != b.size()) return false;
-  if (a.size() > 16) return std::memcmp(a.data(), b.data(), a.size() * sizeof(std::uint64_t)) == 0;
+  if (a.size() > 16) return same_many_values(a, b);
   for (std::size_t i = 0; i < a.size(); ++i)
     if (a[i] != b[i]) return false;
   return true;
@@ -328,12 +331,9 @@ bool comm::repeat_collective(const detail::vcall_request& r) {
 
 namespace {
 
-// A blocking call that is not a repeat of a call with a single count: a repeat of a
-// v-collective's call, or a call to check, prepare and run. Out of line, so that
-// run_collective's test for the commonest repeat needs no frame of its own.
-[[gnu::noinline]] void run_other_call(team_state* t, comm_state* state, int rank, const call& c, const void* in,
-                                      void* out) {
-  if (t && repeats_prepared_call(*state, c, in, out)) return run_again(*t, *state, rank);
+// A blocking call that repeats nothing: checked, prepared and run.
+[[gnu::noinline]] void run_new_call(team_state* t, comm_state* state, int rank, const call& c, const void* in,
+                                    void* out) {
   const int p = t ? t->p : 1;  // (a moved-from comm: checked_schedule refuses it)
   auto entry = checked_schedule(t, state, rank, p, c, in, out);
   comm_state& cs = *state;
@@ -342,6 +342,15 @@ namespace {
   op.tag = tag_for(cs, c, *op.entry);
   remember_prepared(cs, c, in, out, rank, p);
   run_blocking(*t, cs, rank);
+}
+// A blocking call that is not a repeat of a call with a single count: a repeat of a
+// v-collective's call, or a new call. Out of line, so that run_collective's test for the
+// commonest repeat needs no frame of its own; itself without one for the v-collective's
+// repeat, whose test calls nothing for the counts of a team of up to 16.
+[[gnu::noinline]] void run_other_call(team_state* t, comm_state* state, int rank, const call& c, const void* in,
+                                      void* out) {
+  if (t && repeats_prepared_call(*state, c, in, out)) return run_again(*t, *state, rank);
+  return run_new_call(t, state, rank, c, in, out);
 }
 
 }  // namespace

@@ -571,7 +571,7 @@ inline void run_resolved(operation& op, std::size_t begin, std::size_t end) {
 // non-root's gathers, a root's bcasts) has the line of its last message waiting for the
 // receiver to let go of it, and its next stores queue behind that one; a call whose
 // stores fill the store queue waits out the crossing, so every store saved lets the sender
-// run further ahead (see docs/algorithms.md, "Small messages").
+// run further ahead (README, "Repeated calls").
 // Round r's part of the operation's message regions.
 std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t begin, std::uint32_t end) {
   return std::span(all).subspan(begin, end - begin);
