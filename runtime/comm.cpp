@@ -33,8 +33,10 @@ using detail::comm_state;
 using detail::count_progress;
 using detail::engine;
 using detail::join_progress_thread;
+using detail::mailbox;
 using detail::operation;
 using detail::piece;
+using detail::post_express_line;
 using detail::prepare;
 using detail::schedule_for;
 using detail::tag_for;
@@ -223,51 +225,18 @@ comm::~comm() {
   team_->finish(rank_);
 }
 
-std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int source, std::span<std::byte> recv) {
-  auto check_peer = [&](int peer, const char* what) {
-    if (peer != no_rank && (peer < 0 || peer >= size_))
-      throw usage_error(rank_, "sendrecv", fmt::format("{} rank {} outside 0..{}", what, peer, size_ - 1));
-  };
-  require_usable(team_, state_.get(), rank_, "sendrecv");
-  check_peer(dest, "destination");
-  check_peer(source, "source");
-  team_->check_failure(rank_, "sendrecv");
-  comm_state& cs = *state_;
-  engine e{*team_, cs, rank_};
-  // The fast path: a small message through the express lane and the reply polled there,
-  // with none of the operation machinery. Taken only when nothing else needs progress or
-  // ordering (no requests, no stashed messages, no tracing, no progress thread); anything
-  // unusual on the way hands over to the general path below at the point reached.
-  // (threaded first: with a progress thread the stash is not ours to read unlocked)
-  const bool fast = !cs.threaded && cs.active.empty() && cs.stash.empty() && !team_->options.trace;
-  bool posted = false;
-  if (fast) {
-    if (dest != no_rank) {
-      const piece message{const_cast<std::byte*>(send.data()), send.size()};
-      posted = try_post_express(e, team_->box(rank_, dest), dest, call_tag{}, std::span(&message, 1), send.size());
-    }
-    if (source == no_rank && (posted || dest == no_rank)) return 0;
-    if (source != no_rank && (posted || dest == no_rank)) {
-      detail::mailbox& box = team_->box(source, rank_);
-      const std::uint32_t seq = box.next_to_take();
-      const detail::express_cell& cell = box.cell(seq);
-      for (int i = 0; i < team_->spin_limit; ++i) {
-        if (cell.seq.load(std::memory_order_acquire) == seq) {
-          // The general path explains a mismatch, and copies what a descriptor describes.
-          if (cell.coll != detail::point_to_point || cell.bytes > recv.size() ||
-              cell.bytes == detail::express_descriptor_mark)
-            break;
-          const std::size_t bytes = box.copy_express(seq, recv.data());
-          if (box.taken_through(seq + cell.lines - 1)) cs.takes_unpublished = true;
-          team_->ring(source);  // it may wait for room
-          count_progress(e);
-          return bytes;
-        }
-        if (box.queue.read_available() > 0 || ((i & 63) == 63 && team_->failed.load(std::memory_order_relaxed))) break;
-        detail::cpu_relax();
-      }
-    }
-  }
+namespace {
+
+[[noreturn, gnu::cold, gnu::noinline]] void throw_peer_outside(int rank, int p, int peer, const char* what) {
+  throw usage_error(rank, "sendrecv", fmt::format("{} rank {} outside 0..{}", what, peer, p - 1));
+}
+
+// A round of sendrecv the general way, through the blocking operation: after the fast way
+// (`posted`: it has sent the message), or instead of it.
+[[gnu::noinline]] std::size_t sendrecv_slowly(team_state& t, comm_state& cs, int rank, int dest,
+                                              std::span<const std::byte> send, int source, std::span<std::byte> recv,
+                                              bool posted) {
+  engine e{t, cs, rank};
   operation& op = cs.blocking;
   op.entry.reset();
   op.plan = nullptr;
@@ -285,12 +254,63 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   op.recv_pieces = op.all_recv_pieces;
   op.rewind();
   cs.forget_prepared();  // the blocking operation no longer holds a collective
-  if (posted) {          // by the fast path: resume after the send
+  if (posted) {          // by the fast way: resume after the send
     op.started = op.pre_done = op.posted = true;
     op.received_bytes = 0;
   }
   wait_for(e, op);
   return static_cast<std::size_t>(op.received_bytes);
+}
+
+// The fast way's message: one line inline, a few lines through the express lane's general
+// post, nothing else (then the general way).
+bool post_sendrecv_message(team_state& t, comm_state& cs, int rank, int dest, std::span<const std::byte> send) {
+  const piece message{const_cast<std::byte*>(send.data()), send.size()};
+  mailbox& box = t.box(rank, dest);
+  if (post_express_line(t, rank, box, dest, call_tag{}, message)) return true;
+  engine e{t, cs, rank};
+  return try_post_express(e, box, dest, call_tag{}, std::span(&message, 1), send.size());
+}
+
+}  // namespace
+
+std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int source, std::span<std::byte> recv) {
+  require_usable(team_, state_.get(), rank_, "sendrecv");
+  if (dest != no_rank && (dest < 0 || dest >= size_)) throw_peer_outside(rank_, size_, dest, "destination");
+  if (source != no_rank && (source < 0 || source >= size_)) throw_peer_outside(rank_, size_, source, "source");
+  team_state& t = *team_;
+  t.check_failure(rank_, "sendrecv");
+  comm_state& cs = *state_;
+  // The fast way: a small message through the express lane and the reply polled there,
+  // with none of the operation machinery. Taken only when nothing else needs progress or
+  // ordering (no requests, no stashed messages, no tracing, no progress thread); anything
+  // unusual on the way hands over to the general way at the point reached. Its stores are
+  // few, as a repeated collective's (README, "Repeated calls").
+  // (threaded first: with a progress thread the stash is not ours to read unlocked)
+  if (cs.threaded || !cs.active.empty() || !cs.stash.empty() || t.options.trace)
+    return sendrecv_slowly(t, cs, rank_, dest, send, source, recv, false);
+  const bool posted = dest != no_rank && post_sendrecv_message(t, cs, rank_, dest, send);
+  if (dest != no_rank && !posted) return sendrecv_slowly(t, cs, rank_, dest, send, source, recv, false);
+  if (source == no_rank) return 0;
+  mailbox& box = t.box(source, rank_);
+  const std::uint32_t seq = box.next_to_take();
+  const detail::express_cell& cell = box.cell(seq);
+  for (int i = 0; i < t.spin_limit; ++i) {
+    if (cell.seq.load(std::memory_order_acquire) == seq) {
+      // The general way explains a mismatch, and copies what a descriptor describes.
+      if (cell.coll != detail::point_to_point || cell.bytes > recv.size() ||
+          cell.bytes == detail::express_descriptor_mark)
+        break;
+      const std::size_t bytes = box.copy_express(seq, recv.data());
+      if (box.taken_through(seq + cell.lines - 1)) cs.takes_unpublished = true;
+      t.ring(source);  // it may wait for room
+      count_progress(t, rank_);
+      return bytes;
+    }
+    if (box.queue.read_available() > 0 || ((i & 63) == 63 && t.failed.load(std::memory_order_relaxed))) break;
+    detail::cpu_relax();
+  }
+  return sendrecv_slowly(t, cs, rank_, dest, send, source, recv, posted);
 }
 
 void comm::execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction) {
