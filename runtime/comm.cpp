@@ -354,7 +354,8 @@ namespace {
 // A blocking call that repeats nothing: checked, prepared and run.
 [[gnu::noinline]] void run_new_call(team_state* t, comm_state* state, int rank, const call& c, const void* in,
                                     void* out) {
-  const int p = t ? t->p : 1;  // (a moved-from comm: checked_schedule refuses it)
+  require_usable(t, state, rank, name(c.args.coll).data());  // before reading the team, which may have ended
+  const int p = t->p;
   auto entry = checked_schedule(t, state, rank, p, c, in, out);
   comm_state& cs = *state;
   operation& op = cs.blocking;
