@@ -9,9 +9,11 @@
 //
 //   bench_store_queue [--extra 0,8,16,24,32,40,48,64] [--messages N] [--batches N]
 //
-// Prints, per count of extra stores, the median (min-max) over batches of ns per message;
-// the counts take turns within each batch, so that a change in the machine's speed shows
-// in all of them alike. Needs two cores; the ranks are bound one to a core.
+// Prints, per count of extra stores, the median (min-max) over batches of ns per message,
+// and the same sender alone (its lines read by no one, so that no store waits for a line):
+// the difference is what the receiver's polling costs the sender. The counts take turns
+// within each batch, so that a change in the machine's speed shows in all of them alike.
+// Needs two cores; the ranks are bound one to a core.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -101,7 +103,8 @@ int main(int argc, char** argv) {
   opts.binding = binding_policy::compact;  // rank r on core r
   team t(2, opts);
   auto s = std::make_unique<stream>();
-  std::vector<std::vector<double>> ns(extras.size());
+  std::vector<std::vector<double>> ns(extras.size()), alone_ns(extras.size());
+  auto alone = std::make_unique<stream>();  // written by the sender alone
   std::uint64_t checksum = 0;
   run(t, [&](comm& cm) {
     std::vector<std::uint64_t> own(512);  // the sender's other stores go here
@@ -123,14 +126,24 @@ int main(int argc, char** argv) {
         cm.barrier();
         if (cm.rank() == 0 && b >= 0) ns[e].push_back(seconds_since(t0) * 1e9 / static_cast<double>(messages));
         next += messages;
+        if (cm.rank() == 0) {  // alone: its own ring, always with room
+          const auto t1 = clock_type::now();
+          for (std::uint64_t k = 1; k <= messages; ++k) {
+            for (int i = 0; i < extra; ++i) sink[i] = k;
+            std::uint64_t all_taken = k;
+            send(*alone, k, all_taken);
+          }
+          if (b >= 0) alone_ns[e].push_back(seconds_since(t1) * 1e9 / static_cast<double>(messages));
+        }
       }
     if (cm.rank() == 1) checksum = sum;
   });
-  fmt::print("extra stores per message, ns per message: median (min-max) of {} batches of {} messages\n", batches,
-             messages);
+  fmt::print("ns per message, median (min-max) of {} batches of {} messages\n", batches, messages);
+  fmt::print("{:>6} {:>22} {:>22}\n", "extra", "stream", "sender alone");
   for (std::size_t e = 0; e < extras.size(); ++e) {
-    const auto st = summarize(ns[e]);
-    fmt::print("{:>5} {:>8.1f} ({:.1f}-{:.1f})\n", extras[e], st.median, st.min, st.max);
+    const auto st = summarize(ns[e]), al = summarize(alone_ns[e]);
+    fmt::print("{:>6} {:>8.1f} ({:>5.1f}-{:>5.1f}) {:>8.1f} ({:>5.1f}-{:>5.1f})\n", extras[e], st.median, st.min,
+               st.max, al.median, al.min, al.max);
   }
   // Every message arrived once, in order: the receiver's sum of the payloads is 1 + ... + n.
   const std::uint64_t n = static_cast<std::uint64_t>(batches + 1) * extras.size() * messages;
