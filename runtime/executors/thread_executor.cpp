@@ -557,21 +557,6 @@ inline void run_resolved(operation& op, std::size_t begin, std::size_t end) {
   }
 }
 
-// A blocking call whose plan has only message rounds and local steps (operation::
-// messages_only), run from its start by a rank with nothing else to advance, for as long
-// as each message fits the express lane and the one expected arrives there. It does what
-// advance() does, in the same order, less what cannot apply (fences, published buffers,
-// the stash, tracing, other operations); where anything else comes up it stops with the
-// operation at that stage, and advance() goes on from there. For small calls that
-// bookkeeping was most of a call: 8 B at p = 2, gather 50 -> 39 ns, bcast 42 -> 36,
-// allgather 181 -> 168.
-//
-// Its progress stays in locals and reaches `op` only where it stops early: a call that runs
-// through stores nothing to `op` but the results. A rank that streams one-way calls (a
-// non-root's gathers, a root's bcasts) has the line of its last message waiting for the
-// receiver to let go of it, and its next stores queue behind that one; a call whose
-// stores fill the store queue waits out the crossing, so every store saved lets the sender
-// run further ahead (README, "Repeated calls").
 // Round r's part of the operation's message regions.
 std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t begin, std::uint32_t end) {
   return std::span(all).subspan(begin, end - begin);
@@ -626,6 +611,21 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
   return true;
 }
 
+// A blocking call whose plan has only message rounds and local steps (operation::
+// messages_only), run from its start by a rank with nothing else to advance, for as long
+// as each message fits the express lane and the one expected arrives there. It does what
+// advance() does, in the same order, less what cannot apply (fences, published buffers,
+// the stash, tracing, other operations); where anything else comes up it stops with the
+// operation at that stage, and advance() goes on from there. For small calls that
+// bookkeeping was most of a call: 8 B at p = 2, gather 50 -> 39 ns, bcast 42 -> 36,
+// allgather 181 -> 168.
+//
+// Its progress stays in locals and reaches `op` only where it stops early: a call that runs
+// through stores nothing to `op` but the results. A rank that streams one-way calls (a
+// non-root's gathers, a root's bcasts) has the line of its last message waiting for the
+// receiver to let go of it, and its next stores queue behind that one; a call whose
+// stores fill the store queue waits out the crossing, so every store saved lets the sender
+// run further ahead (README, "A repeated small call stores little").
 [[gnu::always_inline]] inline bool run_quick(team_state& t, comm_state& cs, int me, operation& op, int& polls) {
   const std::span<const round> rounds = op.plan->rounds();
   if (op.prologue_steps > 0) run_resolved(op, 0, op.prologue_steps);
