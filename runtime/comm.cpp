@@ -238,6 +238,7 @@ namespace {
                                               bool posted) {
   engine e{t, cs, rank};
   operation& op = cs.blocking;
+  cs.forget_prepared();  // first: the blocking operation no longer holds a collective
   op.entry.reset();
   op.plan = nullptr;
   op.p2p = true;
@@ -253,8 +254,7 @@ namespace {
   op.send_pieces = op.all_send_pieces;
   op.recv_pieces = op.all_recv_pieces;
   op.rewind();
-  cs.forget_prepared();  // the blocking operation no longer holds a collective
-  if (posted) {          // by the fast way: resume after the send
+  if (posted) {  // by the fast way: resume after the send
     op.started = op.pre_done = op.posted = true;
     op.received_bytes = 0;
   }
@@ -331,7 +331,7 @@ void comm::execute(const schedule& s, const void* in, void* out, const datatype&
   wait_for(e, op);
 }
 
-void comm::repeat() { run_again(*team_, *state_, rank_); }
+void comm::repeat() { run_again(*team_, *state_, rank_); }  // last_call().typed: a usable call is prepared
 
 // The same for a v-collective: its counts and displacements too, and the lengths of the
 // caller's buffers against this rank's part of the layout, as make_checked_vcall holds them
@@ -358,6 +358,7 @@ namespace {
   const int p = t->p;
   auto entry = checked_schedule(t, state, rank, p, c, in, out);
   comm_state& cs = *state;
+  cs.forget_prepared();  // until remember_prepared: preparing may throw halfway (allocation)
   operation& op = cs.blocking;
   aim(op, c, std::move(entry), in, out, cs.scratch, cs.scratch_bytes);
   op.tag = tag_for(cs, c, *op.entry);

@@ -800,14 +800,39 @@ TEST_SUITE("misuse") {
   }
 
   TEST_CASE("a comm used after its team was destroyed: usage_error, not a use after free") {
-    std::optional<comm> kept;
-    {
-      team t(1, quick());
-      kept.emplace(t.attach(0));
+    for (bool prepared : {false, true}) {
+      CAPTURE(prepared);
+      std::optional<comm> kept;
+      std::vector<int> v(2);
+      {
+        team t(1, quick());
+        kept.emplace(t.attach(0));
+        // Prepared twice: the next call is a repeat, which must find the comm ended too.
+        if (prepared)
+          for (int i = 0; i < 2; ++i) kept->bcast(v, 0);
+      }
+      expect(outcome_of([&] { kept->bcast(v, 0); }), "usage_error",
+             {"bcast", "this comm has ended (its rank returned or its team was destroyed)"});
+      expect(outcome_of([&] {
+               kept->run_collective(make_call(collective::bcast, 1, 2, 0, datatype_of<int>()), nullptr, v.data());
+             }),
+             "usage_error", {"bcast", "this comm has ended (its rank returned or its team was destroyed)"});
+      kept.reset();  // nor may its destructor touch the team
     }
-    expect(outcome_of([&] { kept->barrier(); }), "usage_error",
-           {"barrier", "this comm has ended (its rank returned or its team was destroyed)"});
-    kept.reset();  // nor may its destructor touch the team
+  }
+
+  TEST_CASE("a comm moved onto another by assignment: the moved-from one repeats nothing, the other goes on") {
+    team t1(1, quick()), t2(1, quick());
+    comm a = t1.attach(0);
+    comm b = t2.attach(0);
+    std::vector<int> v{1, 2};
+    for (int i = 0; i < 2; ++i) a.bcast(v, 0);  // prepared: the next is a repeat
+    b = std::move(a);
+    // NOLINTBEGIN(bugprone-use-after-move): the misuse under test
+    expect(outcome_of([&] { a.bcast(v, 0); }), "usage_error", {"bcast", "this comm was moved from"});
+    // NOLINTEND(bugprone-use-after-move)
+    b.bcast(v, 0);  // the repeat, on the comm it was moved to
+    CHECK(v == std::vector<int>{1, 2});
   }
 
   TEST_CASE("the general entry point with a null buffer for a non-empty call: usage_error") {

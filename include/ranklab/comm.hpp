@@ -70,11 +70,8 @@ class comm : public collectives<comm, request> {
   // The persistent form: checks the call and prepares it once (persistent_request::start
   // runs it). The buffers must stay valid, and unchanged in size, while it lives.
   [[nodiscard]] persistent_request init_collective(const call& c, const void* in, void* out);
-  // The typed surface's shortcut for repeated calls (ranklab/collectives.hpp): the last
-  // blocking call, as prepared, and running it again; for a v-collective, running the call
-  // and returning true if it repeats the last one, false otherwise.
-  const detail::last_call& last_call() const { return *last_; }
-  void repeat();
+  // The typed surface's shortcut for a v-collective's repeated call (ranklab/collectives.hpp):
+  // runs the call and returns true if it repeats the last one, false otherwise.
   bool repeat_collective(const detail::vcall_request& r);
   // Runs a schedule on the thread executor (for custom or hand-built schedules).
   void execute(const schedule& s, const void* in, void* out, const datatype& type, const op& reduction = ops::sum);
@@ -86,6 +83,12 @@ class comm : public collectives<comm, request> {
 
  private:
   friend class team;
+  // The typed surface's shortcut for other repeated calls: the last blocking call, as
+  // prepared, which it compares a call with, and running that again (only when
+  // last_call().typed, which the comparison requires: so private).
+  friend class collectives<comm, request>;
+  const detail::last_call& last_call() const { return *last_; }
+  void repeat();
   comm(detail::team_state* team, int rank);
 
   detail::team_state* team_ = nullptr;

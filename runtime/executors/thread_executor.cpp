@@ -644,9 +644,9 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
 // The first stage of waiting when `op` is all there is to advance (no requests outstanding,
 // no progress thread, which would share `op` under the comm's lock): polls it directly,
 // without the progress pass's bookkeeping, for the spin stage of team_state::wait. Returns
-// whether that completed it; `polls` counts the polls made.
+// whether that completed it; `polls` counts the polls made, on from those made before
+// (wait_for's `spun_before`).
 bool spin_alone(engine& e, operation& op, int& polls) {
-  polls = 0;
   if (e.cs.threaded || !e.cs.active.empty()) return false;
   // (`publishes`: a hand-built schedule's, whose peers may read its buffers, see comm::execute)
   if (op.messages_only && !op.publishes && !op.started && e.cs.stash.empty() && !e.t.options.trace &&
@@ -693,9 +693,9 @@ bool quick_again_now(const team_state& t, const comm_state& cs, const operation&
 
 }  // namespace
 
-void wait_for(engine& e, operation& op) {
+void wait_for(engine& e, operation& op, int spun_before) {
   try {
-    int spun = 0;
+    int spun = spun_before;
     if (!spin_alone(e, op, spun))
       e.t.wait(
           e.me,
@@ -714,10 +714,10 @@ void wait_for(engine& e, operation& op) {
 
 namespace {
 
-// Waits for the blocking operation from wherever it is.
-[[gnu::noinline]] void finish_blocking(team_state& t, comm_state& cs, int me, operation& op) {
+// Waits for the blocking operation from wherever it is (`polls`: spent on it already).
+[[gnu::noinline]] void finish_blocking(team_state& t, comm_state& cs, int me, operation& op, int polls = 0) {
   engine e{t, cs, me};
-  wait_for(e, op);
+  wait_for(e, op, polls);
   forget_sleep_call(t, me);
 }
 
@@ -727,7 +727,7 @@ namespace {
 [[gnu::noinline]] void run_again_quick(team_state& t, comm_state& cs, int me, operation& op) {
   int polls = 0;
   if (run_quick(t, cs, me, op, polls)) return;
-  return finish_blocking(t, cs, me, op);
+  return finish_blocking(t, cs, me, op, polls);  // the spin stage goes on, not over
 }
 
 // wait_again's slow way.

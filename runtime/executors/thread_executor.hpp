@@ -36,7 +36,8 @@ bool progress_all(engine& e, operation* first);
 
 // Blocks until `op` completes, advancing everything outstanding meanwhile. On failure the
 // team fails and every outstanding operation of the rank is abandoned.
-void wait_for(engine& e, operation& op);
+// `spun_before`: polls already spent on `op` (they count toward the spin stage).
+void wait_for(engine& e, operation& op, int spun_before = 0);
 
 // wait_for() for a repeated blocking call of rank `me`: `op` finished the same call last
 // time and is numbered for this one. Runs it again from its first round without rewinding
