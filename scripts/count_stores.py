@@ -7,7 +7,7 @@
 #       build-rel/ranklab bench --coll bcast --p 2 --sizes 8 --algo auto --no-baselines -q
 #
 # It stops RANK's thread at FUNCTION (default ranklab::comm::run_collective, the entry that
-# `ranklab bench` times) after SKIP earlier calls (default 250: past the first call and the
+# `ranklab bench` times) after SKIP earlier calls (default 60: past the first call and the
 # calibration's start), then steps that thread until it is back at FUNCTION: one whole
 # iteration of the caller's loop. The other ranks are held meanwhile (LOCK=on, for a
 # sender) or run while it steps (LOCK=off, for a rank that waits for messages). Prints the
@@ -22,7 +22,7 @@ import gdb
 
 FUNCTION = os.environ.get("FUNCTION", "ranklab::comm::run_collective")
 RANK = int(os.environ.get("RANK", "0"))
-SKIP = int(os.environ.get("SKIP", "250"))
+SKIP = int(os.environ.get("SKIP", "60"))
 LOCK = os.environ.get("LOCK", "on")
 LIMIT = 20000  # instructions: a rank that waits for a held peer would step for ever
 
@@ -34,8 +34,13 @@ gdb.execute("set displaced-stepping off")
 # comm's first member is the team pointer, its second the rank.
 gdb.execute(f"break {FUNCTION} if *(int*)((char*)$rdi + 8) == {RANK}")
 gdb.execute("run")
-for _ in range(SKIP):
-    gdb.execute("continue", to_string=True)
+for done in range(SKIP):
+    try:
+        gdb.execute("continue", to_string=True)
+    except gdb.error:
+        # Every stop at the breakpoint takes a while, so a benchmark calibrates to few calls.
+        print(f"count_stores.py: the program ended after {done} calls; take a lower SKIP")
+        raise SystemExit(1)
 gdb.execute("delete")
 gdb.execute(f"set scheduler-locking {LOCK}")
 
