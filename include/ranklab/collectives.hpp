@@ -9,7 +9,8 @@
 // and, for the persistent *_init forms (instantiated only when used),
 //   Persistent init_collective(const call&, const void* in, void* out);
 // returning an object with start(), wait(), test(), done(); optionally
-//   const detail::last_call& last_call() const;  void repeat();
+//   const detail::last_call& last_call() const;  void repeat();  (private is fine, with
+//   collectives<Backend, Request> a friend: repeat() is only for a call that matched)
 //   bool repeat_collective(const detail::vcall_request&);
 // for a repeat of the backend's last blocking call (the same arguments and buffers), so
 // that nothing is built or checked again: the typed surface compares a call_request with
