@@ -299,8 +299,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   // of the first, so that the line is on its way, not fetched only after the first has
   // come: two crossings in a row became about one (64-byte sendrecv at p = 2, slow state:
   // 0.26 -> 0.21 us). A hint only: what is read is still ordered by the acquire below.
-  const detail::express_cell* const second =
-      recv.size() > detail::express_head_payload ? &box.cell(seq + 1) : nullptr;
+  const detail::express_cell* const second = recv.size() > detail::express_head_payload ? &box.cell(seq + 1) : nullptr;
   for (int i = 0; i < t.spin_limit; ++i) {
     if (second) __builtin_prefetch(second, 0, 3);
     if (cell.seq.load(std::memory_order_acquire) == seq) {
