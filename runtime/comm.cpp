@@ -301,7 +301,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   // 0.26 -> 0.21 us). A hint only: what is read is still ordered by the acquire below.
   const detail::express_cell* const second = recv.size() > detail::express_head_payload ? &box.cell(seq + 1) : nullptr;
   for (int i = 0; i < t.spin_limit; ++i) {
-    if (second) __builtin_prefetch(second, 0, 3);
+    if (second) __builtin_prefetch(second);
     if (cell.seq.load(std::memory_order_acquire) == seq) {
       // The general way explains a mismatch, and copies what a descriptor describes.
       if (cell.coll != detail::point_to_point || cell.bytes > recv.size() ||
