@@ -2,7 +2,7 @@
 """Merge the rules of a new `ranklab tune` run for small teams into a selection table.
 
     scripts/merge_selection.py NEW.json --p-max 2 [--into data/selection/default.json]
-                               [--command "ranklab tune -p 2 ..."]
+                               [--coll C[,C...]] [--command "ranklab tune -p 2 ..."]
 
 Replaces, in the table `--into` (rewritten in place):
   * every rule whose range of p lies within 1..P_MAX by the rules of NEW.json that apply to
@@ -12,14 +12,17 @@ Replaces, in the table `--into` (rewritten in place):
 and records under machine.p<P_MAX>_rules when and how the new rules were measured (the
 date and load averages from NEW.json's machine section, and --command). The rest of the
 table (other team sizes, the cost model, the ping-pong fit) is kept byte for byte.
+With --coll (a tune of some collectives: `ranklab tune --coll ...`), only the rules and
+measurements of those collectives are replaced, and the record goes under
+machine.p<P_MAX>_rules_<C>[_<C>...].
 """
 import argparse
 import json
 import sys
 
 
-def within(rule, p_max):
-    return (rule.get("p_max") or 1 << 30) <= p_max
+def within(rule, p_max, colls=None):
+    return (rule.get("p_max") or 1 << 30) <= p_max and (colls is None or rule["coll"] in colls)
 
 
 def array_lines(lines, key):
@@ -39,7 +42,9 @@ def main():
     ap.add_argument("--p-max", type=int, required=True, help="largest team size the new rules replace")
     ap.add_argument("--into", default="data/selection/default.json", help="table to update in place")
     ap.add_argument("--command", default="", help="the tune command, recorded in the table")
+    ap.add_argument("--coll", help="replace only the rules and measurements of these collectives (C[,C...])")
     args = ap.parse_args()
+    colls = set(args.coll.split(",")) if args.coll else None
 
     with open(args.new) as f:
         new = json.load(f)
@@ -53,23 +58,32 @@ def main():
     new_rules = [
         dict(r, p_max=min(r.get("p_max") or args.p_max, args.p_max))
         for r in new["rules"]
-        if (r.get("p_min") or 1) <= args.p_max
+        if (r.get("p_min") or 1) <= args.p_max and (colls is None or r["coll"] in colls)
     ]
     if not new_rules:
         sys.exit(f"merge_selection: {args.new} has no rules for p <= {args.p_max}")
     begin, end = array_lines(lines, "rules")
     rules = [parse(line) for line in lines[begin:end]]
-    first = next((i for i, r in enumerate(rules) if within(r, args.p_max)), len(rules))
-    before = [r for r in rules[:first] if not within(r, args.p_max)]
-    after = [r for r in rules[first:] if not within(r, args.p_max)]
+    first = next((i for i, r in enumerate(rules) if within(r, args.p_max, colls)), len(rules))
+    before = [r for r in rules[:first] if not within(r, args.p_max, colls)]
+    after = [r for r in rules[first:] if not within(r, args.p_max, colls)]
     merged = before + new_rules + after
     lines[begin:end] = ["    " + json.dumps(r) + ("," if i + 1 < len(merged) else "") for i, r in enumerate(merged)]
     replaced = len(rules) - len(before) - len(after)
 
-    new_measured = [m for m in new.get("measurements", {}).get("algorithms", []) if m["p"] <= args.p_max]
+    def replaced_measurement(m):
+        return m["p"] <= args.p_max and (colls is None or m["coll"] in colls)
+
+    new_measured = [m for m in new.get("measurements", {}).get("algorithms", []) if replaced_measurement(m)]
     begin, end = array_lines(lines, "algorithms")
     measured = [parse(line) for line in lines[begin:end]]
-    merged = new_measured + [m for m in measured if m["p"] > args.p_max]
+    if colls is None:
+        merged = new_measured + [m for m in measured if not replaced_measurement(m)]
+    else:  # in place of the first measurement replaced, as the rules
+        at = next((i for i, m in enumerate(measured) if replaced_measurement(m)), len(measured))
+        kept = [m for m in measured if not replaced_measurement(m)]
+        at_kept = sum(1 for m in measured[:at] if not replaced_measurement(m))
+        merged = kept[:at_kept] + new_measured + kept[at_kept:]
     compact = (",", ":")
     lines[begin:end] = [
         "      " + json.dumps(m, separators=compact) + ("," if i + 1 < len(merged) else "") for i, m in enumerate(merged)
@@ -87,7 +101,7 @@ def main():
         "command": (args.command or "ranklab tune")
         + f", merged over the p <= {args.p_max} rules and measurements (scripts/merge_selection.py)",
     }
-    key = f'"p{args.p_max}_rules": '
+    key = f'"p{args.p_max}_rules' + ("_" + "_".join(sorted(colls)) if colls else "") + '": '
     line = f"    {key}{json.dumps(record)},"
     at = next((i for i, l in enumerate(lines) if l.strip().startswith(key)), None)
     if at is None:

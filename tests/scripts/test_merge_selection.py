@@ -9,6 +9,9 @@
    p <= 2 rules, clipped to p_max 2, and the p <= 2 measurements; every line of the other
    team sizes' rules stays byte for byte; the record lands in machine.p2_rules; and
    `ranklab tune --show` accepts the result.
+3. With --coll allreduce, the same tune replaces the p <= 2 allreduce rules and
+   measurements alone: every other collective's p <= 2 rules and measurements stay, in
+   order, and the record lands in machine.p2_rules_allreduce.
 """
 import json
 import os
@@ -97,6 +100,37 @@ check(record.get("date") == "2000-01-01T00:00:00Z" and record.get("command", "")
       "machine.p2_rules records the tune")
 shown = subprocess.run([tool, "tune", "--show", table], capture_output=True, text=True)
 check(shown.returncode == 0, f"ranklab tune --show accepts the merged table: {shown.stderr.strip()}")
+
+# 3. The same tune merged for allreduce alone.
+table = os.path.join(work, "allreduce_only.json")
+shutil.copy(shipped, table)
+subprocess.run([sys.executable, script, new, "--p-max", "2", "--into", table, "--coll", "allreduce", "--command", "test"],
+               check=True)
+with open(table) as f:
+    merged = json.load(f)
+
+
+def small_of(rules, allreduce):
+    return [r for r in rules if small(r) and (r["coll"] == "allreduce") == allreduce]
+
+
+check([r["algorithm"] for r in small_of(merged["rules"], True)] == ["ring", "recursive_doubling"],
+      "--coll: the allreduce p <= 2 rules replaced")
+check(small_of(merged["rules"], False) == small_of(original["rules"], False),
+      "--coll: other collectives' p <= 2 rules kept in order")
+check([r for r in merged["rules"] if not small(r)] == [r for r in original["rules"] if not small(r)],
+      "--coll: rules of larger teams kept in order")
+measured = merged["measurements"]["algorithms"]
+check([m for m in measured if m["p"] <= 2 and m["coll"] == "allreduce"] == tune["measurements"]["algorithms"],
+      "--coll: allreduce p <= 2 measurements replaced")
+check([m for m in measured if not (m["p"] <= 2 and m["coll"] == "allreduce")]
+      == [m for m in original["measurements"]["algorithms"] if not (m["p"] <= 2 and m["coll"] == "allreduce")],
+      "--coll: every other measurement kept in order")
+check(merged["machine"].get("p2_rules_allreduce", {}).get("date") == "2000-01-01T00:00:00Z"
+      and merged["machine"].get("p2_rules") == original["machine"].get("p2_rules"),
+      "--coll: recorded in machine.p2_rules_allreduce, machine.p2_rules kept")
+shown = subprocess.run([tool, "tune", "--show", table], capture_output=True, text=True)
+check(shown.returncode == 0, f"--coll: ranklab tune --show accepts the merged table: {shown.stderr.strip()}")
 
 # A tune without rules for the range is refused, and the table is left alone.
 empty = os.path.join(work, "tune_empty.json")
