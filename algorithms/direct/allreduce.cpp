@@ -96,7 +96,7 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "direct",
     .coll = collective::allreduce,
-    .summary = "shared memory: short vectors folded by every rank from all inputs, long ones in slices, then copied",
+    .summary = "shared memory: short vectors folded by every rank from all inputs, long ones sliced and shared",
     .one_ported = false,
     .build = build,
     .cost = cost,
