@@ -52,9 +52,9 @@ void build_split(schedule& s, const coll_args& a, int rank) {
 
 // The split with a commutative operator: the fold starts from our own slice, copied where
 // it belongs before the first fence, and our result is pushed into the others' receive
-// buffers as soon as it is final, so that no middle fence is needed. In place, slice
-// `rank` of our input is read by us alone, and slice j of another rank's buffer, which we
-// push to, by its owner j alone, and it has read it by then. (p = 2, int32 sum, against
+// buffers as soon as it is final, so that no middle fence is needed. Safe in place: slice
+// `rank` of every rank's input is read by us alone, in our fold, so the result may take its
+// place, in our buffer and, pushed once we have folded, in theirs. (p = 2, int32 sum, against
 // the rank-ordered scheme in turn: 64 KiB 8.1 -> 3.4 us, 1 MiB 119 -> 53 us, as fast as
 // OpenMP threads that sum slices and copy them out.)
 void build_split_pushed(schedule& s, const coll_args& a, int rank) {
