@@ -21,8 +21,13 @@ import json
 import sys
 
 
-def within(rule, p_max, colls=None):
-    return (rule.get("p_max") or 1 << 30) <= p_max and (colls is None or rule["coll"] in colls)
+def replace_in_place(items, replaced, new_items):
+    """`items` without those `replaced` says yes to, `new_items` where the first of them was
+    (rules are tried in order)."""
+    first = next((i for i, x in enumerate(items) if replaced(x)), len(items))
+    kept = [x for x in items if not replaced(x)]
+    at = sum(1 for x in items[:first] if not replaced(x))
+    return kept[:at] + new_items + kept[at:]
 
 
 def array_lines(lines, key):
@@ -46,6 +51,9 @@ def main():
     args = ap.parse_args()
     colls = set(args.coll.split(",")) if args.coll else None
 
+    def merged_coll(x):
+        return colls is None or x["coll"] in colls
+
     with open(args.new) as f:
         new = json.load(f)
     with open(args.into) as f:
@@ -58,32 +66,23 @@ def main():
     new_rules = [
         dict(r, p_max=min(r.get("p_max") or args.p_max, args.p_max))
         for r in new["rules"]
-        if (r.get("p_min") or 1) <= args.p_max and (colls is None or r["coll"] in colls)
+        if (r.get("p_min") or 1) <= args.p_max and merged_coll(r)
     ]
     if not new_rules:
         sys.exit(f"merge_selection: {args.new} has no rules for p <= {args.p_max}")
     begin, end = array_lines(lines, "rules")
     rules = [parse(line) for line in lines[begin:end]]
-    first = next((i for i, r in enumerate(rules) if within(r, args.p_max, colls)), len(rules))
-    before = [r for r in rules[:first] if not within(r, args.p_max, colls)]
-    after = [r for r in rules[first:] if not within(r, args.p_max, colls)]
-    merged = before + new_rules + after
+    merged = replace_in_place(rules, lambda r: (r.get("p_max") or 1 << 30) <= args.p_max and merged_coll(r), new_rules)
     lines[begin:end] = ["    " + json.dumps(r) + ("," if i + 1 < len(merged) else "") for i, r in enumerate(merged)]
-    replaced = len(rules) - len(before) - len(after)
+    replaced = len(rules) + len(new_rules) - len(merged)
 
     def replaced_measurement(m):
-        return m["p"] <= args.p_max and (colls is None or m["coll"] in colls)
+        return m["p"] <= args.p_max and merged_coll(m)
 
     new_measured = [m for m in new.get("measurements", {}).get("algorithms", []) if replaced_measurement(m)]
     begin, end = array_lines(lines, "algorithms")
     measured = [parse(line) for line in lines[begin:end]]
-    if colls is None:
-        merged = new_measured + [m for m in measured if not replaced_measurement(m)]
-    else:  # in place of the first measurement replaced, as the rules
-        at = next((i for i, m in enumerate(measured) if replaced_measurement(m)), len(measured))
-        kept = [m for m in measured if not replaced_measurement(m)]
-        at_kept = sum(1 for m in measured[:at] if not replaced_measurement(m))
-        merged = kept[:at_kept] + new_measured + kept[at_kept:]
+    merged = replace_in_place(measured, replaced_measurement, new_measured)
     compact = (",", ":")
     lines[begin:end] = [
         "      " + json.dumps(m, separators=compact) + ("," if i + 1 < len(merged) else "") for i, m in enumerate(merged)

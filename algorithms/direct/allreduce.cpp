@@ -68,11 +68,6 @@ void build_split_pushed(schedule& s, const coll_args& a, int rank) {
   s.fence();  // withdraw
 }
 
-double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const double split = detail::split_reduction_cost(a, elem, m);
-  return a.commutative ? split - detail::fences_cost(1, a.p, m) : split;
-}
-
 schedule build(const coll_args& a, int rank) {
   schedule s(rank, a.p, a.count, a.count);
   if (a.p == 1 || a.count == 0) {
@@ -80,7 +75,7 @@ schedule build(const coll_args& a, int rank) {
     return s;
   }
   const cost_model& m = detail::machine_cost_model();
-  if (everyone_cost(a, a.elem_size, m) <= split_cost(a, a.elem_size, m))
+  if (everyone_cost(a, a.elem_size, m) <= detail::split_reduction_cost(a, a.elem_size, m))
     build_everyone(s, a);
   else if (a.commutative)
     build_split_pushed(s, a, rank);
@@ -90,7 +85,7 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  return std::min(everyone_cost(a, elem, m), split_cost(a, elem, m));
+  return std::min(everyone_cost(a, elem, m), detail::split_reduction_cost(a, elem, m));
 }
 
 const algorithm info{

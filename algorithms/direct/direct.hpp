@@ -117,10 +117,11 @@ inline std::vector<root_part> weighted_parts(std::uint64_t count, int p, int hea
 }
 
 // Cost of the split reductions (reduce, allreduce on long vectors): rank r folds slice r
-// (about m/p) of all p inputs, then the slices are copied to where they belong; 3 fences.
+// (about m/p) of all p inputs, then the slices are copied to where they belong; 3 fences,
+// or 2 with a commutative operator, whose slices are pushed in the fold's interval.
 inline double split_reduction_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const double part = static_cast<double>(a.count * elem) * (a.p - 1) / a.p;
-  return fences_cost(3, a.p, m) + part * (m.gamma + 2 * m.beta);
+  return fences_cost(a.commutative ? 2 : 3, a.p, m) + part * (m.gamma + 2 * m.beta);
 }
 
 }  // namespace ranklab::detail

@@ -38,14 +38,6 @@ double alone_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::fences_cost(2, a.p, m) + (a.p - 1) * bytes * (m.gamma + m.beta);
 }
 
-double split_pushed_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  return detail::split_reduction_cost(a, elem, m) - detail::fences_cost(1, a.p, m);
-}
-
-double split_cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  return a.commutative ? split_pushed_cost(a, elem, m) : detail::split_reduction_cost(a, elem, m);
-}
-
 // The root's own part of the fold, safe in place: a scratch copy unless it is read first.
 region own_part(schedule& s, const coll_args& a, region src) {
   if (s.rank() == a.p - 1 || src.count == 0) return src;
@@ -117,7 +109,7 @@ schedule build(const coll_args& a, int rank) {
     return s;
   }
   const cost_model& m = detail::machine_cost_model();
-  if (alone_cost(a, a.elem_size, m) <= split_cost(a, a.elem_size, m))
+  if (alone_cost(a, a.elem_size, m) <= detail::split_reduction_cost(a, a.elem_size, m))
     build_alone(s, a);
   else if (a.commutative)
     build_split_pushed(s, a);
@@ -127,7 +119,7 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  return std::min(split_cost(a, elem, m), alone_cost(a, elem, m));
+  return std::min(detail::split_reduction_cost(a, elem, m), alone_cost(a, elem, m));
 }
 
 const algorithm info{
