@@ -72,7 +72,10 @@ def main():
         sys.exit(f"merge_selection: {args.new} has no rules for p <= {args.p_max}")
     begin, end = array_lines(lines, "rules")
     rules = [parse(line) for line in lines[begin:end]]
-    merged = replace_in_place(rules, lambda r: (r.get("p_max") or 1 << 30) <= args.p_max and merged_coll(r), new_rules)
+    def replaced_rule(r):
+        return (r.get("p_max") or 1 << 30) <= args.p_max and merged_coll(r)
+
+    merged = replace_in_place(rules, replaced_rule, new_rules)
     lines[begin:end] = ["    " + json.dumps(r) + ("," if i + 1 < len(merged) else "") for i, r in enumerate(merged)]
     replaced = len(rules) + len(new_rules) - len(merged)
 
