@@ -7,33 +7,16 @@
 
 namespace ranklab::detail {
 
-void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how, const reduction& red) {
-  if (bytes == 0) return;
-  const std::size_t n = bytes / red.elem_size;
-  switch (how) {
-    case combine::copy:
-      if (src != dst) std::memmove(dst, src, bytes);
-      return;
-    case combine::reduce_in_left:  // dst = src (+) dst: the kernel's own order
-      red.kernel(src, dst, n, red.context);
-      return;
-    case combine::reduce_in_right: {  // dst = dst (+) src: via a staged copy of src
-      if (red.commutative) {
-        red.kernel(src, dst, n, red.context);
-        return;
-      }
-      thread_local std::vector<std::byte> stage;
-      constexpr std::size_t piece_bytes = 64 * 1024;
-      const std::size_t step = std::max<std::size_t>(red.elem_size, piece_bytes / red.elem_size * red.elem_size);
-      if (stage.size() < step) stage.resize(step);
-      for (std::size_t done = 0; done < bytes; done += step) {
-        const std::size_t len = std::min(step, bytes - done);
-        std::memcpy(stage.data(), src + done, len);
-        red.kernel(dst + done, stage.data(), len / red.elem_size, red.context);
-        std::memcpy(dst + done, stage.data(), len);
-      }
-      return;
-    }
+void reduce_in_right_staged(const std::byte* src, std::byte* dst, std::size_t bytes, const reduction& red) {
+  thread_local std::vector<std::byte> stage;
+  constexpr std::size_t piece_bytes = 64 * 1024;
+  const std::size_t step = std::max<std::size_t>(red.elem_size, piece_bytes / red.elem_size * red.elem_size);
+  if (stage.size() < step) stage.resize(step);
+  for (std::size_t done = 0; done < bytes; done += step) {
+    const std::size_t len = std::min(step, bytes - done);
+    std::memcpy(stage.data(), src + done, len);
+    red.kernel(dst + done, stage.data(), red.elements(len), red.context);
+    std::memcpy(dst + done, stage.data(), len);
   }
 }
 

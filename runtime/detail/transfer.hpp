@@ -1,7 +1,9 @@
 // Moving data between lists of memory pieces, copying or reducing: the one data path
 // shared by every executor, so they agree bit for bit.
 #pragma once
+#include <bit>
 #include <cstddef>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -23,6 +25,13 @@ struct reduction {
   // For a commutative operator both combine orders are the kernel's own order, which saves
   // reduce_in_right its staging copies.
   bool commutative = false;
+
+  // Elements in `bytes`: a shift for the sizes of every builtin type, where a division
+  // would stand on the path of each small reduction. (Not std::has_single_bit: without
+  // -mpopcnt that is a call into libgcc.)
+  std::size_t elements(std::size_t bytes) const {
+    return (elem_size & (elem_size - 1)) == 0 ? bytes >> std::countr_zero(elem_size) : bytes / elem_size;
+  }
 };
 
 // Base addresses of a rank's buffers: in, out, scratch...
@@ -45,8 +54,23 @@ struct resolved_step {
 
 // dst pieces <- src pieces, total sizes equal (checked by the caller).
 void transfer(std::span<const piece> src, std::span<const piece> dst, combine how, const reduction& red);
-// One contiguous piece into one piece.
-void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how, const reduction& red);
+// dst = dst (+) src for a non-commutative operator: the kernel's order is the other one, so
+// src goes through a staged copy (out of line: the one case that needs a frame).
+void reduce_in_right_staged(const std::byte* src, std::byte* dst, std::size_t bytes, const reduction& red);
+
+// One contiguous piece into one piece. Inline: a small call's copies and reductions are
+// each a few instructions and a call into the kernel or memmove, and a call that set up
+// the staging case's frame and divided by the element size first cost more than they did.
+inline void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how, const reduction& red) {
+  if (bytes == 0) return;
+  if (how == combine::copy) {
+    if (src != dst) std::memmove(dst, src, bytes);
+  } else if (how == combine::reduce_in_left || red.commutative) {  // dst = src (+) dst: the kernel's own order
+    red.kernel(src, dst, red.elements(bytes), red.context);
+  } else {
+    reduce_in_right_staged(src, dst, bytes, red);
+  }
+}
 // A local step; `remote(rank)` gives another rank's buffer table for direct reads.
 void run_step(const local_step& step, const buffer_table& buffers, const reduction& red,
               const buffer_table* (*remote)(const void* context, int rank) = nullptr, const void* context = nullptr);
