@@ -26,9 +26,11 @@ library in it (column /mfloor is auto over it, the column after it names it):
   * the rooted calls (bcast, reduce, gather(v), scatter(v), scan, exscan), where at p = 2
     one rank sends and the other receives: the one-way stream of messages of that size
     through a ring of lines (a run of calls cannot go faster than its messages can be
-    streamed), or, where less, the cache-line round trip (a receiver could copy from the
-    sender's buffer, which a loop leaves unchanged in its cache, but the sender has to learn
-    of the copy before it may return);
+    streamed), or, where less, the other way to make the call: the receiver copies from the
+    sender's buffer, which a loop leaves unchanged in its cache, and the sender has to learn
+    of the copy before it may return. At 8 B that is the cache-line round trip; at 1 KiB the
+    pull (the bench's line_pull_1KiB_ns: flags both ways and the copy), or, in runs that
+    have no pull, the round trip;
 a missed target whose 0.5 x rival lies below the floor is marked "below floor" (f) instead of *.
 Runs of `ranklab bench --compare` since 2026-11-27 measure the floors again right before each
 configuration ("floors" in the JSON); a row is then held against the floors of its own
@@ -111,7 +113,7 @@ def main():
     for (coll, size), runs in sorted(per_run.items()):
         small = size <= 8
         names = ("openmpi", "mpich", "openmp") if small else ("openmpi", "mpich")
-        ratios, floor_ratios, mfloor_ratios, unreachable_votes, xname = [], [], [], [], ""
+        ratios, floor_ratios, mfloor_ratios, unreachable_votes, xnames = [], [], [], [], []
         for t, o, fl, _ in runs:
             rivals = [o[k] for k in names if k in o]
             if not rivals:
@@ -126,10 +128,17 @@ def main():
                 xfloor, xname = fl.get("flag_exchange_ns" if size <= 8 else "flag_exchange_1KiB_ns"), "xchg"
             elif size <= 1024:
                 xfloor, xname = fl.get("line_stream_ns" if size <= 8 else "line_stream_1KiB_ns"), "stream"
-                if rtrip and xfloor and rtrip < xfloor:
-                    xfloor, xname = rtrip, "rtrip"
+                # The other way: the receiver copies from the sender's buffer. At 1 KiB the
+                # pull measures it (flags both ways and the copy); runs without it, and 8 B,
+                # where the copy is nothing, take the round trip.
+                pull, pname = (fl.get("line_pull_1KiB_ns"), "pull") if size > 8 else (None, "")
+                if not pull:
+                    pull, pname = rtrip, "rtrip"
+                if pull and xfloor and pull < xfloor:
+                    xfloor, xname = pull, pname
             if xfloor:
                 mfloor_ratios.append(t / xfloor)
+                xnames.append(xname)
             unreachable = xfloor is not None and 0.5 * best < xfloor
             # From 64 KiB on the copies dominate: the OpenMP baseline makes the same copies with
             # no library at all. Where ranklab is within 10% of it and half the faster MPI lies
@@ -154,6 +163,7 @@ def main():
             cells.append(f"{v:>8.3f}" if v is not None else f"{'-':>8}")
         floor = f"{floor_ratio:>7.1f}" if floor_ratio is not None else f"{'':>7}"
         mfloor = median_of(mfloor_ratios)
+        xname = max(set(xnames), key=xnames.count) if xnames else ""  # the floor most runs had
         xchg = f"{mfloor:>7.2f} {xname:6}" if mfloor is not None else f"{'':>7} {'':6}"
         mark = "" if ok else " f" if unreachable else " *"
         rtrips = "/".join(f"{r[2]['cache_line_round_trip_ns'] * 1000:.0f}" for r in runs

@@ -345,6 +345,8 @@ TEST_CASE("bench json: every requested configuration is present and verified") {
     // The flag exchanges of the same run (no comparison between timings: they are noisy).
     CHECK(machine.at("flag_exchange_ns").get<double>() > 0);
     CHECK(machine.at("flag_exchange_1KiB_ns").get<double>() > 0);
+    CHECK(machine.at("line_stream_1KiB_ns").get<double>() > 0);
+    CHECK(machine.at("line_pull_1KiB_ns").get<double>() > 0);
   }
   CHECK(machine.contains("load_average_before"));
   int checked = 0;
@@ -467,6 +469,7 @@ TEST_CASE("bench compare json: each configuration measured together, after its o
       CHECK(floors[i].at("cache_line_round_trip_ns").get<double>() > 0);
       CHECK(floors[i].at("flag_exchange_ns").get<double>() > 0);
       CHECK(floors[i].at("line_stream_ns").get<double>() > 0);
+      CHECK(floors[i].at("line_pull_1KiB_ns").get<double>() > 0);
     }
     // Exactly one row per implementation and configuration; each peer's measured, or saying
     // why not (no MPI built, a launch that failed).

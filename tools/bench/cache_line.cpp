@@ -128,6 +128,41 @@ void stream_receive(stream_ring& ring, std::byte* dst, std::size_t bytes) {
   }
 }
 
+// The pull, the floor of a rooted call whose receiver copies straight from the sender's
+// buffer (a rendezvous) rather than the sender copying into shared lines (the stream): the
+// sender announces message k and may not go on before the receiver's answer (its buffer
+// must not change while it is read); the receiver waits for k, copies the 1 KiB and
+// answers. Both on one line, on a page of its own, as the round trip above: a line for
+// each way took twice as long here (about 300 against 130 ns without the copy), so the
+// floor is the round trip and the copy. The loop leaves the sender's buffer unchanged, as
+// a benchmark that sends the same data again does, so after the first message its lines
+// stay in the receiver's cache too.
+struct pull_pair {
+  alignas(4096) bounced_line line;  // odd: message announced; the next even: copied
+  alignas(4096) std::byte src[exchange_bytes_max] = {};
+  alignas(4096) std::byte dst[exchange_bytes_max];
+};
+
+// Message k (from 1): announce it, wait for the copy.
+void pull_send(pull_pair& pp, std::uint64_t k) {
+  pp.line.value.store(2 * k - 1, std::memory_order_release);
+  while (pp.line.value.load(std::memory_order_acquire) != 2 * k) {
+  }
+}
+
+// The receiving thread: copies every message announced until the sender says stop.
+void pull_receive(pull_pair& pp) {
+  for (std::uint64_t k = 1;; ++k) {
+    std::uint64_t v;
+    while ((v = pp.line.value.load(std::memory_order_acquire)) != 2 * k - 1 && v != stop) {
+    }
+    if (v == stop) return;
+    for (std::size_t at = 64; at < exchange_bytes_max; at += 64) __builtin_prefetch(pp.src + at);
+    std::memcpy(pp.dst, pp.src, exchange_bytes_max);
+    pp.line.value.store(2 * k, std::memory_order_release);
+  }
+}
+
 }  // namespace
 
 cache_line_figures measure_cache_line(const timing_options& o) {
@@ -149,7 +184,8 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   std::unique_ptr<stream_ring> rings[2] = {std::make_unique<stream_ring>(streamed[0]),
                                            std::make_unique<stream_ring>(streamed[1])};
   alignas(64) std::byte stream_src[exchange_bytes_max] = {}, stream_dst[exchange_bytes_max];
-  measurement m, x[2], s[2];
+  auto pull = std::make_unique<pull_pair>();
+  measurement m, x[2], s[2], pl;
   run(t, [&](comm& cm) {
     if (cm.rank() == 1) {
       echo(line);
@@ -157,6 +193,7 @@ cache_line_figures measure_cache_line(const timing_options& o) {
         for (std::uint64_t k = 1; exchange_step(sides[2 * e + 1], sides[2 * e], k, carried[e]); ++k) {
         }
       for (int e = 0; e < 2; ++e) stream_receive(*rings[e], stream_dst, streamed[e]);
+      pull_receive(*pull);
       return;
     }
     std::uint64_t v = 0;
@@ -172,7 +209,8 @@ cache_line_figures measure_cache_line(const timing_options& o) {
     };
     auto stop_exchange = [&](int e) { sides[2 * e].flag.value.store(stop, std::memory_order_release); };
     auto stop_stream = [&](int e) { rings[e]->stop.store(true, std::memory_order_release); };
-    int stage = -1;  // -1: the round trip, then exchange e, then stream e - 2
+    auto stop_pull = [&] { pull->line.value.store(stop, std::memory_order_release); };
+    int stage = -1;  // -1: the round trip, then exchange e, then stream e - 2, then the pull
     try {
       m = measure_batches(time_batch, o);
       line.value.store(stop, std::memory_order_release);
@@ -201,10 +239,20 @@ cache_line_figures measure_cache_line(const timing_options& o) {
             o);
         stop_stream(e);
       }
+      std::uint64_t k = 0;
+      pl = measure_batches(
+          [&](std::int64_t iters) {
+            const auto t0 = clock_type::now();
+            for (std::int64_t i = 0; i < iters; ++i) pull_send(*pull, ++k);
+            return seconds_since(t0) / static_cast<double>(iters);
+          },
+          o);
+      stop_pull();
     } catch (...) {
       if (stage < 0) line.value.store(stop, std::memory_order_release);
       for (int e = std::max(stage, 0); e < 2; ++e) stop_exchange(e);
       for (int e = std::max(stage - 2, 0); e < 2; ++e) stop_stream(e);
+      stop_pull();
       throw;
     }
   });
@@ -224,6 +272,7 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   f.exchange_1kib_ns = x[1].usec.median * 1e3;
   f.stream_ns = s[0].usec.median * 1e3;
   f.stream_1kib_ns = s[1].usec.median * 1e3;
+  f.pull_1kib_ns = pl.usec.median * 1e3;
   return f;
 }
 
@@ -237,6 +286,7 @@ void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f
   machine["flag_exchange_1KiB_ns"] = ns(f.exchange_1kib_ns);
   machine["line_stream_ns"] = ns(f.stream_ns);
   machine["line_stream_1KiB_ns"] = ns(f.stream_1kib_ns);
+  machine["line_pull_1KiB_ns"] = ns(f.pull_1kib_ns);
   if (f.measured)
     machine["cache_line_placement"] = f.placement;
   else
@@ -248,9 +298,9 @@ std::string describe(const cache_line_figures& f) {
   return fmt::format(
       "cache-line round trip {:.1f} ns (one crossing {:.1f} ns; min {:.1f}, max {:.1f} over {} batches), flag "
       "exchange {:.1f} ns (with 1 KiB each way {:.1f} ns), one-way stream {:.1f} ns per 8 B message ({:.1f} ns "
-      "per 1 KiB), {}",
+      "per 1 KiB), 1 KiB pulled by the receiver {:.1f} ns, {}",
       f.round_trip_ns, f.crossing_ns, f.min_ns, f.max_ns, f.batches, f.exchange_ns, f.exchange_1kib_ns, f.stream_ns,
-      f.stream_1kib_ns, f.placement);
+      f.stream_1kib_ns, f.pull_1kib_ns, f.placement);
 }
 
 }  // namespace ranklab::tools::bench

@@ -11,12 +11,15 @@
 // the store reaching the other core and the other's store arriving, overlapped. Measured
 // again with 1 KiB: each thread writes 1 KiB before its flag and copies the other's after
 // (two buffers per thread, used by alternate steps): the floor of a 1 KiB exchange.
-// Last the one-way stream, the floor of a run of rooted calls at p = 2 (a root's bcasts,
+// Then the one-way stream, the floor of a run of rooted calls at p = 2 (a root's bcasts,
 // the non-root's gathers): one thread writes message after message (8 bytes, then 1 KiB)
 // into a ring of slots of 8 KiB in all, each slot the message's data and then its sequence
 // number, and looks at the other's progress only when the ring looks full; the other polls
 // the next slot, copies the data out and records its progress. The time per message at the
 // sender, whose lead the ring bounds.
+// Last the pull, the floor of the other way to make such a call: the receiver copies 1 KiB
+// straight from the sender's unchanged buffer between two flags, and the sender waits for
+// the second (cache_line.cpp, pull_pair).
 #pragma once
 #include <string>
 
@@ -36,6 +39,7 @@ struct cache_line_figures {
   double exchange_1kib_ns = 0;  // the same, each thread also copying the other's 1 KiB
   double stream_ns = 0;         // one 8-byte message of the one-way stream, median over batches
   double stream_1kib_ns = 0;    // one 1 KiB message of it
+  double pull_1kib_ns = 0;      // one 1 KiB message pulled by the receiver, flags both ways
   std::string placement;        // "cores 0 and 1 (cpusets 0 and 1)", or why the threads are not pinned
   std::string note;             // why not measured
 };
@@ -43,8 +47,8 @@ struct cache_line_figures {
 cache_line_figures measure_cache_line(const timing_options& o);
 
 // Into a machine table: cache_line_round_trip_ns, cache_line_crossing_ns,
-// flag_exchange_ns, flag_exchange_1KiB_ns, line_stream_ns, line_stream_1KiB_ns (0.1 ns; null
-// when not measured) and cache_line_placement (or
+// flag_exchange_ns, flag_exchange_1KiB_ns, line_stream_ns, line_stream_1KiB_ns,
+// line_pull_1KiB_ns (0.1 ns; null when not measured) and cache_line_placement (or
 // cache_line_note).
 void add_cache_line(nlohmann::ordered_json& machine, const cache_line_figures& f);
 
