@@ -86,6 +86,7 @@ inline constexpr std::size_t express_line_payload = sizeof(express_cell) - sizeo
 inline constexpr std::uint32_t express_cells = 128;
 inline constexpr std::uint32_t express_max_lines = 35;
 inline constexpr std::uint32_t express_write_ahead = 4;       // lines: see try_post_express
+inline constexpr std::uint32_t express_read_ahead = 8;        // lines: see take_expected_express
 inline constexpr std::uint32_t express_publish_lines = 8;     // see mailbox::taken_through
 inline constexpr std::uint32_t express_take_ahead_lines = 4;  // see try_post_express
 inline constexpr std::size_t express_max_bytes = express_head_payload + (express_max_lines - 1) * express_line_payload;

@@ -406,6 +406,15 @@ bool take_expected_express(engine& e, operation& op, const round& rd, std::span<
   // gain from it (scatter 256 B 141 -> 117 ns), and so does an exchange, where the two
   // ranks go in step anyway (8 B allgather, reduce_scatter_block: about 5 ns).
   const std::uint32_t last = seq + cell.lines - 1;
+  // A one-way receive (a rooted call's) asks for the message's further lines at once, up to
+  // express_read_ahead of them: a copy that meets them one by one waits for each until the
+  // hardware's prefetcher catches on (p = 2, medians of four rounds in turn: scatter 256 B
+  // 98 -> 89 ns, exscan 256 B 102 -> 89, reduce 1 KiB 267 -> 248). The hardware fetches the
+  // rest: asking for all seventeen lines of 1 KiB was 3-10% slower than asking for eight.
+  // (An exchange's lines come while it posts its own message: no gain measured there.)
+  if (!posted)
+    for (std::uint32_t line = seq + 1; line != last + 1 && line - seq <= express_read_ahead; ++line)
+      __builtin_prefetch(&box.cell(line));
   const bool one_piece = into.size() == 1;
   if (how != combine::copy && posted && cell.lines == 1 && one_piece && op.combine_op.kind != op_kind::user) {
     transfer(cell.payload, into[0].data, bytes, how, op.red);
