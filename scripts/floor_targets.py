@@ -131,8 +131,8 @@ def main():
                 # The other way: the receiver copies from the sender's buffer. At 1 KiB the
                 # pull measures it (flags both ways and the copy); runs without it, and 8 B,
                 # where the copy is nothing, take the round trip.
-                pull, pname = (fl.get("line_pull_1KiB_ns"), "pull") if size > 8 else (None, "")
-                if not pull:
+                pull, pname = fl.get("line_pull_1KiB_ns"), "pull"
+                if size <= 8 or not pull:
                     pull, pname = rtrip, "rtrip"
                 if pull and xfloor and pull < xfloor:
                     xfloor, xname = pull, pname

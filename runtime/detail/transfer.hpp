@@ -58,9 +58,10 @@ void transfer(std::span<const piece> src, std::span<const piece> dst, combine ho
 // src goes through a staged copy (out of line: the one case that needs a frame).
 void reduce_in_right_staged(const std::byte* src, std::byte* dst, std::size_t bytes, const reduction& red);
 
-// One contiguous piece into one piece. Inline: a small call's copies and reductions are
-// each a few instructions and a call into the kernel or memmove, and a call that set up
-// the staging case's frame and divided by the element size first cost more than they did.
+// One contiguous piece into one piece. Inline, without the staging case's frame and
+// without a division: a small call's copies and reductions are a few instructions and a
+// call into memmove or the kernel (8 B allreduce at p = 2: 961 -> 868 instructions and
+// 120 -> 89 stores per call; its time did not measurably move).
 inline void transfer(const std::byte* src, std::byte* dst, std::size_t bytes, combine how, const reduction& red) {
   if (bytes == 0) return;
   if (how == combine::copy) {

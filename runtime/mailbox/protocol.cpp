@@ -413,8 +413,8 @@ bool take_expected_express(engine& e, operation& op, const round& rd, std::span<
   // rest: asking for all seventeen lines of 1 KiB was 3-10% slower than asking for eight.
   // (An exchange's lines come while it posts its own message: no gain measured there.)
   if (!posted)
-    for (std::uint32_t line = seq + 1; line != last + 1 && line - seq <= express_read_ahead; ++line)
-      __builtin_prefetch(&box.cell(line));
+    for (std::uint32_t line = 1; line < cell.lines && line <= express_read_ahead; ++line)
+      __builtin_prefetch(&box.cell(seq + line));
   const bool one_piece = into.size() == 1;
   if (how != combine::copy && posted && cell.lines == 1 && one_piece && op.combine_op.kind != op_kind::user) {
     transfer(cell.payload, into[0].data, bytes, how, op.red);

@@ -31,18 +31,33 @@ constexpr std::uint64_t stop = ~std::uint64_t{0};
 // built with -mprfchw, CMakeLists.txt), as the runtime issues it (mailbox/futex.hpp).
 inline void prefetch_for_write(const void* p) { __builtin_prefetch(p, 1); }
 
-// The second thread: answers every odd value v with v + 1 until told to stop. It spins
-// without pausing, as the floor is what the two cores can do.
-void echo(bounced_line& line) {
+// The second thread: answers every odd value v with v + 1 until told to stop, doing
+// `between` first (the pull's copy; nothing for the round trip). It spins without pausing,
+// as the floor is what the two cores can do.
+template <class Between>
+void echo(bounced_line& line, Between between) {
   std::uint64_t seen = 0;
   for (;;) {
     std::uint64_t v;
     while ((v = line.value.load(std::memory_order_acquire)) == seen || (v % 2 == 0 && v != stop)) {
     }
     if (v == stop) return;
+    between();
     seen = v + 1;
     line.value.store(seen, std::memory_order_release);
   }
+}
+
+// The first thread's side: `iters` round trips on `line`, from `v` (even) on; the time of one.
+double bounce(bounced_line& line, std::uint64_t& v, std::int64_t iters) {
+  const auto t0 = clock_type::now();
+  for (std::int64_t i = 0; i < iters; ++i) {
+    line.value.store(v + 1, std::memory_order_release);
+    while (line.value.load(std::memory_order_acquire) != v + 2) {
+    }
+    v += 2;
+  }
+  return seconds_since(t0) / static_cast<double>(iters);
 }
 
 // One thread's side of the flag exchange: its flag line and, for an exchange carrying data,
@@ -138,29 +153,15 @@ void stream_receive(stream_ring& ring, std::byte* dst, std::size_t bytes) {
 // a benchmark that sends the same data again does, so after the first message its lines
 // stay in the receiver's cache too.
 struct pull_pair {
-  alignas(4096) bounced_line line;  // odd: message announced; the next even: copied
+  alignas(4096) bounced_line line;  // bounced as the round trip's: odd announces, even answers
   alignas(4096) std::byte src[exchange_bytes_max] = {};
   alignas(4096) std::byte dst[exchange_bytes_max];
 };
 
-// Message k (from 1): announce it, wait for the copy.
-void pull_send(pull_pair& pp, std::uint64_t k) {
-  pp.line.value.store(2 * k - 1, std::memory_order_release);
-  while (pp.line.value.load(std::memory_order_acquire) != 2 * k) {
-  }
-}
-
-// The receiving thread: copies every message announced until the sender says stop.
-void pull_receive(pull_pair& pp) {
-  for (std::uint64_t k = 1;; ++k) {
-    std::uint64_t v;
-    while ((v = pp.line.value.load(std::memory_order_acquire)) != 2 * k - 1 && v != stop) {
-    }
-    if (v == stop) return;
-    for (std::size_t at = 64; at < exchange_bytes_max; at += 64) __builtin_prefetch(pp.src + at);
-    std::memcpy(pp.dst, pp.src, exchange_bytes_max);
-    pp.line.value.store(2 * k, std::memory_order_release);
-  }
+// What the pull's receiver does between the sender's two flags.
+void pull_copy(pull_pair& pp) {
+  for (std::size_t at = 64; at < exchange_bytes_max; at += 64) __builtin_prefetch(pp.src + at);
+  std::memcpy(pp.dst, pp.src, exchange_bytes_max);
 }
 
 }  // namespace
@@ -188,25 +189,16 @@ cache_line_figures measure_cache_line(const timing_options& o) {
   measurement m, x[2], s[2], pl;
   run(t, [&](comm& cm) {
     if (cm.rank() == 1) {
-      echo(line);
+      echo(line, [] {});
       for (int e = 0; e < 2; ++e)
         for (std::uint64_t k = 1; exchange_step(sides[2 * e + 1], sides[2 * e], k, carried[e]); ++k) {
         }
       for (int e = 0; e < 2; ++e) stream_receive(*rings[e], stream_dst, streamed[e]);
-      pull_receive(*pull);
+      echo(pull->line, [&] { pull_copy(*pull); });
       return;
     }
     std::uint64_t v = 0;
-    auto time_batch = [&](std::int64_t iters) {
-      const auto t0 = clock_type::now();
-      for (std::int64_t i = 0; i < iters; ++i) {
-        line.value.store(v + 1, std::memory_order_release);
-        while (line.value.load(std::memory_order_acquire) != v + 2) {
-        }
-        v += 2;
-      }
-      return seconds_since(t0) / static_cast<double>(iters);
-    };
+    auto time_batch = [&](std::int64_t iters) { return bounce(line, v, iters); };
     auto stop_exchange = [&](int e) { sides[2 * e].flag.value.store(stop, std::memory_order_release); };
     auto stop_stream = [&](int e) { rings[e]->stop.store(true, std::memory_order_release); };
     auto stop_pull = [&] { pull->line.value.store(stop, std::memory_order_release); };
@@ -239,14 +231,8 @@ cache_line_figures measure_cache_line(const timing_options& o) {
             o);
         stop_stream(e);
       }
-      std::uint64_t k = 0;
-      pl = measure_batches(
-          [&](std::int64_t iters) {
-            const auto t0 = clock_type::now();
-            for (std::int64_t i = 0; i < iters; ++i) pull_send(*pull, ++k);
-            return seconds_since(t0) / static_cast<double>(iters);
-          },
-          o);
+      std::uint64_t pv = 0;
+      pl = measure_batches([&](std::int64_t iters) { return bounce(pull->line, pv, iters); }, o);
       stop_pull();
     } catch (...) {
       if (stage < 0) line.value.store(stop, std::memory_order_release);
