@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -247,6 +248,85 @@ TEST_SUITE("repeated calls") {
         CAPTURE(r);
         CHECK(contains(seen[r], "rank stops at call 400"));
       }
+    }
+  }
+}
+
+TEST_SUITE("repeated calls: the exchange's quick receive") {
+  // The repeat test compares the requested algorithm's name a word at a time
+  // (detail::same_text); std::string's == is the reference.
+  TEST_CASE("algorithm names of every length up to 40 are told apart at every position") {
+    for (std::size_t n = 0; n <= 40; ++n) {
+      CAPTURE(n);
+      std::string a(n, 'x');
+      for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<char>('a' + i % 26);
+      CHECK(detail::same_text(a, std::string(a)));
+      for (std::size_t i = 0; i < n; ++i) {
+        std::string b = a;
+        b[i] = '_';
+        CAPTURE(i);
+        CHECK(detail::same_text(a, b) == (a == b));
+      }
+      CHECK_FALSE(detail::same_text(a, a + "y"));
+      if (n > 0) CHECK_FALSE(detail::same_text(a, a.substr(0, n - 1)));
+    }
+  }
+
+  // A message that fits one line in an exchange is checked on arrival against its head
+  // (collective, size, call number) and its signature in two compares: a peer that leaves a
+  // run of repeated exchanges for another call of the same message size must still be
+  // caught, whichever part differs.
+  TEST_CASE("a run of repeated exchanges ended by a mismatched call: mismatch_error at both ranks") {
+    struct ending {
+      const char* what;
+      std::function<void(comm&)> rank1;
+    };
+    const std::vector<ending> endings = {
+        {"another collective of the same size",
+         [](comm& c) {
+           std::vector<std::int32_t> in(1, 1), out(2);
+           c.allgather(in, out, {"recursive_doubling"});
+         }},
+        {"the same collective, a different size",
+         [](comm& c) {
+           std::vector<std::int32_t> in(4, 1), out(4);
+           c.alltoall(in, out, {"pairwise"});
+         }},
+        {"the same collective and size, another element type",
+         [](comm& c) {
+           std::vector<float> in(2, 1.0f), out(2);
+           c.alltoall(in, out, {"pairwise"});
+         }},
+    };
+    for (const ending& end : endings) {
+      CAPTURE(end.what);
+      std::vector<std::string> seen(2);
+      const std::string error = error_of([&] {
+        run(
+            2,
+            [&](comm& c) {
+              try {
+                std::vector<std::int32_t> in(2), out(2);
+                for (int i = 0; i < 200; ++i) {
+                  for (std::size_t k = 0; k < 2; ++k) in[k] = value(i, c.rank(), k);
+                  c.alltoall(in, out, {"pairwise"});
+                  for (std::size_t k = 0; k < 2; ++k) REQUIRE(out[k] == value(i, static_cast<int>(k), c.rank()));
+                }
+                if (c.rank() == 0) {
+                  std::vector<std::int32_t> in0(2, 1), out0(2);
+                  c.alltoall(in0, out0, {"pairwise"});
+                } else {
+                  end.rank1(c);
+                }
+              } catch (const std::exception& e) {
+                seen[c.rank()] = e.what();
+                throw;
+              }
+            },
+            threads());
+      });
+      CHECK(contains(error, "mismatch"));
+      for (const std::string& s : seen) CHECK(contains(s, "mismatch"));
     }
   }
 }

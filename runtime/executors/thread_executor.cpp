@@ -595,9 +595,16 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
     posted = true;
   }
   if (rd.recv_from != no_rank) {
-    engine e{t, cs, me};
-    if (!take_expected_express(e, op, rd, round_pieces(op.all_recv_pieces, rd.recv_begin, rd.recv_end), posted, polls))
-      return stop_quick(op, r, posted);
+    const std::span<const piece> into = round_pieces(op.all_recv_pieces, rd.recv_begin, rd.recv_end);
+    const combine how = rd.recv_how;
+    if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+    std::uint64_t bytes = 0;
+    for (const piece& pc : into) bytes += pc.bytes;
+    if (!(posted && bytes <= express_head_payload && (how == combine::copy || op.combine_op.kind != op_kind::user) &&
+          take_exchange_line(t, cs, me, op, rd.recv_from, how, into, bytes, polls))) {
+      engine e{t, cs, me};
+      if (!take_expected_express(e, op, rd, into, posted, polls)) return stop_quick(op, r, posted);
+    }
   }
   run_resolved(op, rd.post_begin, rd.post_end);
   return true;

@@ -11,6 +11,7 @@
 #include "detail/engine.hpp"
 #include "detail/operation.hpp"
 #include "detail/team_state.hpp"
+#include "detail/transfer.hpp"
 #include "mailbox/mailbox.hpp"
 
 namespace ranklab::detail {
@@ -20,20 +21,28 @@ inline std::size_t chunks_for(std::uint64_t bytes) {
   return static_cast<std::size_t>((bytes + sizeof(chunk) - 1) / sizeof(chunk));
 }
 
+// The first line's first word after the sequence number: the collective, the lines, the
+// size and the call, written in one store and checked in one compare.
+struct express_head_word {
+  std::uint8_t coll, lines;
+  std::uint16_t bytes;
+  std::uint32_t call;
+};
+static_assert(offsetof(express_cell, lines) == offsetof(express_cell, coll) + offsetof(express_head_word, lines) &&
+              offsetof(express_cell, bytes) == offsetof(express_cell, coll) + offsetof(express_head_word, bytes) &&
+              offsetof(express_cell, call) == offsetof(express_cell, coll) + offsetof(express_head_word, call) &&
+              sizeof(express_head_word) == 8);
+inline std::uint64_t head_word(const call_tag& tag, std::uint16_t bytes, std::uint32_t lines) {
+  const express_head_word w{tag.coll, static_cast<std::uint8_t>(lines), bytes, tag.call};
+  std::uint64_t v;
+  std::memcpy(&v, &w, sizeof v);
+  return v;
+}
+
 // The first line's fields besides the sequence number (written last, to publish them):
-// the collective, the lines, the size and the call in one store, then the root and the
-// signature (post_express_line says why stores count).
+// the head word, then the root and the signature (post_express_line says why stores count).
 inline void write_head(express_cell& head, const call_tag& tag, std::uint16_t bytes, std::uint32_t lines) {
-  struct first_word {
-    std::uint8_t coll, lines;
-    std::uint16_t bytes;
-    std::uint32_t call;
-  };
-  static_assert(offsetof(express_cell, lines) == offsetof(express_cell, coll) + offsetof(first_word, lines) &&
-                offsetof(express_cell, bytes) == offsetof(express_cell, coll) + offsetof(first_word, bytes) &&
-                offsetof(express_cell, call) == offsetof(express_cell, coll) + offsetof(first_word, call) &&
-                sizeof(first_word) == 8);
-  const first_word w{tag.coll, static_cast<std::uint8_t>(lines), bytes, tag.call};
+  const std::uint64_t w = head_word(tag, bytes, lines);
   std::memcpy(reinterpret_cast<std::byte*>(&head) + offsetof(express_cell, coll), &w, sizeof w);
   head.root = tag.root;
   head.signature = tag.signature;
@@ -70,6 +79,45 @@ inline bool post_express_line(team_state& t, int me, mailbox& box, int to, const
   take_line_ahead(box);
   count_progress(t, me);
   t.ring(to);
+  return true;
+}
+
+// The common small receive of an exchange, inline: a message of `bytes`, at most the first
+// line's payload, into the pieces `into` (their sizes add up to `bytes`), in a round that
+// has sent its own message (the two ranks go in step), copied or reduced by a builtin
+// operator (which cannot throw) straight from the line. Polls as take_expected_express
+// does; returns false, having taken nothing, where that must decide (the message has not
+// come, has come another way, or is not the one expected). Everything from the message's
+// arrival to the caller's next message lies on the exchange's critical path, and at 8 B
+// that path was mostly instructions (README, "An exchange's receive inline"): so the
+// expected head is built before the wait and checked in two compares, and the bookkeeping
+// is what an exchange needs (no read-ahead: the next line is polled soon anyway).
+inline bool take_exchange_line(team_state& t, comm_state& cs, int me, operation& op, int from, combine how,
+                               std::span<const piece> into, std::uint64_t bytes, int& polls) {
+  mailbox& box = t.box(from, me);
+  const std::uint32_t seq = box.next_to_take();
+  const express_cell& cell = box.cell(seq);
+  const std::uint64_t want = head_word(op.tag, static_cast<std::uint16_t>(bytes), 1);
+  while (cell.seq.load(std::memory_order_acquire) != seq) {
+    if (box.queue.read_available() > 0 || polls >= t.spin_limit) return false;
+    if ((++polls & 63) == 0 && t.failed.load(std::memory_order_relaxed)) return false;
+    cpu_relax();
+  }
+  std::uint64_t got;
+  std::memcpy(&got, reinterpret_cast<const std::byte*>(&cell) + offsetof(express_cell, coll), sizeof got);
+  if (got != want || cell.signature != op.tag.signature) return false;
+  const std::byte* at = cell.payload;
+  for (const piece& pc : into) {
+    if (how == combine::copy)
+      copy_line_part(pc.data, at, pc.bytes);
+    else
+      transfer(at, pc.data, pc.bytes, how, op.red);
+    at += pc.bytes;
+  }
+  if (box.taken_through(seq)) cs.takes_unpublished = true;
+  t.ring(from);
+  op.received_bytes = bytes;
+  count_progress(t, me);
   return true;
 }
 

@@ -26,8 +26,10 @@ std::string openmp_environment() {
   std::string out;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view v(*e);
-    if (v.starts_with("OMP_") || v.starts_with("GOMP_") || v.starts_with("KMP_"))
-      out += (out.empty() ? "" : " ") + std::string(v);
+    if (v.starts_with("OMP_") || v.starts_with("GOMP_") || v.starts_with("KMP_")) {
+      if (!out.empty()) out += ' ';
+      out += v;
+    }
   }
   return out.empty() ? "none (the runtime's defaults)" : out;
 }
