@@ -578,6 +578,20 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
   return false;
 }
 
+// An exchange's receive in run_quick (round `rd` has posted its message), where it fits
+// take_exchange_line: a message of one line at most, a builtin operator. Out of the one-way
+// receive's way: a rooted call's receive pays for none of these tests.
+[[gnu::always_inline]] inline bool take_exchange_line_quick(team_state& t, comm_state& cs, int me, operation& op,
+                                                            const round& rd, std::span<const piece> into, int& polls) {
+  const combine how = rd.recv_how;
+  if (how != combine::copy && op.combine_op.kind == op_kind::user) return false;
+  std::uint64_t bytes = 0;
+  for (const piece& pc : into) bytes += pc.bytes;
+  if (bytes > express_head_payload) return false;
+  if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  return take_exchange_line(t, cs, me, op, rd.recv_from, how, into, bytes, polls);
+}
+
 // Round r of run_quick, from its pre steps to its post steps.
 [[gnu::always_inline]] inline bool run_round_quick(team_state& t, comm_state& cs, int me, operation& op,
                                                    const round& rd, std::size_t r, int& polls) {
@@ -596,12 +610,7 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
   }
   if (rd.recv_from != no_rank) {
     const std::span<const piece> into = round_pieces(op.all_recv_pieces, rd.recv_begin, rd.recv_end);
-    const combine how = rd.recv_how;
-    if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
-    std::uint64_t bytes = 0;
-    for (const piece& pc : into) bytes += pc.bytes;
-    if (!(posted && bytes <= express_head_payload && (how == combine::copy || op.combine_op.kind != op_kind::user) &&
-          take_exchange_line(t, cs, me, op, rd.recv_from, how, into, bytes, polls))) {
+    if (!(posted && take_exchange_line_quick(t, cs, me, op, rd, into, polls))) {
       engine e{t, cs, me};
       if (!take_expected_express(e, op, rd, into, posted, polls)) return stop_quick(op, r, posted);
     }
