@@ -36,6 +36,10 @@ struct operation {
   op combine_op;
   std::exception_ptr error;  // set when the operation failed
   reduction red;
+  // Looks the reduction kernel up on the first step or message that reduces.
+  void need_kernel(combine how) {
+    if (how != combine::copy && !red.kernel) red.kernel = kernel_for(combine_op, type);
+  }
   buffer_table buffers;
   aligned_bytes scratch;  // nonblocking operations own their scratch
   std::size_t scratch_bytes = 0;

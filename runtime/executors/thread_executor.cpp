@@ -116,7 +116,7 @@ void run_steps(engine& e, operation& op, std::span<const local_step> steps) {
   }
   const buffer_id payload = op.plan ? op.plan->payload_buffer() : no_buffer;
   for (const local_step& st : steps) {
-    if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+    op.need_kernel(st.how);
     if (st.src_rank != no_rank && st.src.buffer == payload)
       transfer(fence_payload_at(e, op, st.src_rank, op.fence_number) + st.src.offset * op.type.size,
                op.buffers.address(st.dst), st.src.count * op.type.size, st.how, op.red);
@@ -541,7 +541,7 @@ bool may_advance(engine& e, const operation& op) {
 
 // A resolved local step other than a small copy.
 void run_resolved_step(operation& op, const resolved_step& st) {
-  if (st.how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  op.need_kernel(st.how);
   transfer(st.src, st.dst, st.bytes, st.how, op.red);
 }
 
@@ -588,7 +588,7 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
   std::uint64_t bytes = 0;
   for (const piece& pc : into) bytes += pc.bytes;
   if (bytes > express_head_payload) return false;
-  if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  op.need_kernel(how);
   return take_exchange_line(t, cs, me, op, rd.recv_from, how, into, bytes, polls);
 }
 

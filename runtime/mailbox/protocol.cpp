@@ -251,7 +251,7 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
     throw size_mismatch_error(e.me, op.name, from, h.bytes, capacity);
   }
   const combine how = op.p2p ? combine::copy : op.plan->rounds()[op.round].recv_how;
-  if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  op.need_kernel(how);
   if (h.kind == message_kind::eager) {
     const piece src{const_cast<std::byte*>(payload), h.bytes};
     transfer(std::span(&src, 1), op.recv_pieces, how, op.red);
@@ -383,18 +383,14 @@ bool take_expected_express(engine& e, operation& op, const round& rd, std::span<
   mailbox& box = e.t.box(from, e.me);
   const std::uint32_t seq = box.next_to_take();
   const express_cell& cell = box.cell(seq);
-  while (cell.seq.load(std::memory_order_acquire) != seq) {
-    if (box.queue.read_available() > 0 || polls >= e.t.spin_limit) return false;
-    if ((++polls & 63) == 0 && e.t.failed.load(std::memory_order_relaxed)) return false;
-    cpu_relax();
-  }
+  if (!await_express_line(e.t, box, cell, seq, polls)) return false;
   std::uint64_t bytes = 0;
   for (const piece& pc : into) bytes += pc.bytes;
   if (cell.call != op.tag.call || cell.coll != op.tag.coll || cell.signature != op.tag.signature ||
       cell.bytes != bytes || cell.bytes == express_descriptor_mark)
     return false;
   const combine how = rd.recv_how;
-  if (how != combine::copy && !op.red.kernel) op.red.kernel = kernel_for(op.combine_op, op.type);
+  op.need_kernel(how);
   // Out of the lane before anything else, as take_next does: a reduction (a user's
   // operator) may throw. Straight to its place when the message is copied there whole and
   // either has several lines or arrives in an exchange (this round sent too); a builtin

@@ -82,6 +82,19 @@ inline bool post_express_line(team_state& t, int me, mailbox& box, int to, const
   return true;
 }
 
+// Polls `cell`, the line where message `seq` of `box` must arrive, until it has (true) or
+// until it cannot come there or the caller must stop: a message in the queue (which comes
+// first), the spin limit, a failed team (looked at every 64 polls). `polls` counts on.
+inline bool await_express_line(const team_state& t, const mailbox& box, const express_cell& cell, std::uint32_t seq,
+                               int& polls) {
+  while (cell.seq.load(std::memory_order_acquire) != seq) {
+    if (box.queue.read_available() > 0 || polls >= t.spin_limit) return false;
+    if ((++polls & 63) == 0 && t.failed.load(std::memory_order_relaxed)) return false;
+    cpu_relax();
+  }
+  return true;
+}
+
 // The common small receive of an exchange, inline: a message of `bytes`, at most the first
 // line's payload, into the pieces `into` (their sizes add up to `bytes`), in a round that
 // has sent its own message (the two ranks go in step), copied or reduced by a builtin
@@ -101,11 +114,7 @@ inline bool post_express_line(team_state& t, int me, mailbox& box, int to, const
   const std::uint32_t seq = box.next_to_take();
   const express_cell& cell = box.cell(seq);
   const std::uint64_t want = head_word(op.tag, static_cast<std::uint16_t>(bytes), 1);
-  while (cell.seq.load(std::memory_order_acquire) != seq) {
-    if (box.queue.read_available() > 0 || polls >= t.spin_limit) return false;
-    if ((++polls & 63) == 0 && t.failed.load(std::memory_order_relaxed)) return false;
-    cpu_relax();
-  }
+  if (!await_express_line(t, box, cell, seq, polls)) return false;
   std::uint64_t got;
   std::memcpy(&got, reinterpret_cast<const std::byte*>(&cell) + offsetof(express_cell, coll), sizeof got);
   if (got != want || cell.signature != op.tag.signature) return false;
