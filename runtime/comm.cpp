@@ -168,7 +168,7 @@ void remember_prepared(comm_state& cs, const call& c, const void* in, const void
 void run_blocking(team_state& t, comm_state& cs, int rank) {
   engine e{t, cs, rank};
   wait_for(e, cs.blocking);
-  t.slots[rank].call.store(0, std::memory_order_relaxed);
+  t.home(rank).call.store(0, std::memory_order_relaxed);
 }
 
 // The same call on the same buffers as the last one: its checks passed and the blocking
@@ -187,12 +187,17 @@ comm::comm(detail::team_state* team, int rank)
     : team_(team), rank_(rank), size_(team->p), state_(std::make_shared<detail::comm_state>()), last_(&state_->repeat) {
   state_->stage.resize(chunks_for(detail::header_bytes + max_eager_limit));
   state_->blocking.name = "sendrecv";
-  team->slots[rank].trace.clear();
+  // A rank that attaches again numbers its calls on from where its last comm stopped.
+  state_->calls = team->slots[rank].calls_made;
+  if (team->world == team && state_->calls == 0) team->slots[rank].trace.clear();
   team->register_comm(state_);
 }
 
+comm::comm(std::shared_ptr<detail::team_state> group, int rank) : comm(group.get(), rank) { group_ = std::move(group); }
+
 comm::comm(comm&& o) noexcept
-    : team_(std::exchange(o.team_, nullptr)),
+    : group_(std::move(o.group_)),
+      team_(std::exchange(o.team_, nullptr)),
       rank_(o.rank_),
       size_(o.size_),
       state_(std::move(o.state_)),
@@ -217,10 +222,16 @@ comm::~comm() {
   engine e{*team_, cs, rank_};
   detail::publish_taken_from_all(e);  // what it took counts as taken for check_quiet
   cs.ended.store(true, std::memory_order_release);
+  team_->slots[rank_].calls_made = cs.calls;
+  auto& busy = team_->home(rank_).busy;
+  std::erase_if(busy, [&](const detail::rank_slot::busy_comm& b) { return b.cs == &cs; });
   if (!cs.stash.empty()) {
     std::string text;
     for (const auto& m : cs.stash) text += fmt::format(" {}:#{}", m.from, m.header.call);
-    team_->slots[rank_].leftover = fmt::format("rank {} returned with unreceived messages (from:call){}", rank_, text);
+    std::string& leftover = team_->home(rank_).leftover;
+    if (!leftover.empty()) leftover += "\n  ";
+    leftover += fmt::format("{} returned with unreceived messages (from:call){}{}",
+                                               team_->rank_text(rank_), text, team_->comm_text());
   }
   team_->finish(rank_);
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -13,20 +14,26 @@
 namespace ranklab::detail {
 
 namespace {
-std::string describe_wait(rank_slot& s, int rank, bool polling) {
+// What rank r of the team waits for, read from its slot in the team (where it sleeps, in
+// whichever comm). `in` is the comm it waits in (null: the team's own, or one that has
+// gone meanwhile); its peers are named in its numbering and the team's.
+std::string describe_wait(rank_slot& s, int rank, bool polling, const team_state* in) {
   const int peer = s.waiting_peer.load(std::memory_order_relaxed);
   std::string where =
       s.call.load() ? fmt::format(" in collective #{} {}", s.call.load(), s.call_description()) : " in point-to-point";
+  if (in) where += in->comm_text();
   if (s.finished.load()) return fmt::format("rank {} has returned", rank);
   if (!s.attached.load()) return fmt::format("rank {} never attached to the team", rank);
   if (polling) where += " (polling request::test)";
+  const std::string peer_text =
+      in ? fmt::format("rank {} (its comm rank {})", in->world_rank(peer), peer) : fmt::format("rank {}", peer);
   switch (static_cast<wait_reason>(s.waiting_for.load(std::memory_order_relaxed))) {
     case wait_reason::message_from:
-      return fmt::format("rank {} waits for a message from rank {}{}", rank, peer, where);
+      return fmt::format("rank {} waits for a message from {}{}", rank, peer_text, where);
     case wait_reason::release_by:
-      return fmt::format("rank {} waits for rank {} to take its message{}", rank, peer, where);
+      return fmt::format("rank {} waits for {} to take its message{}", rank, peer_text, where);
     case wait_reason::space_to:
-      return fmt::format("rank {} waits for space in its mailbox to rank {}{}", rank, peer, where);
+      return fmt::format("rank {} waits for space in its mailbox to {}{}", rank, peer_text, where);
     case wait_reason::fence:
       return fmt::format("rank {} waits at a fence for the other ranks{}", rank, where);
     case wait_reason::none:
@@ -37,11 +44,19 @@ std::string describe_wait(rank_slot& s, int rank, bool polling) {
 }  // namespace
 
 void team_state::detect_deadlock(bool certain) {
+  // One detector per team, whichever comm its ranks wait in: a rank blocked in one comm may
+  // wait for a rank that is busy in another, which is no deadlock until every rank is stuck.
+  if (world != this) return world->detect_deadlock(certain);
   std::unique_lock lock(detector_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || failed.load()) return;
   const auto now = std::chrono::steady_clock::now();
   std::uint64_t progress = 0;
   for (int r = 0; r < p; ++r) progress += slots[r].progress.load(std::memory_order_relaxed);
+  {
+    std::lock_guard comms_lock(registry->mutex);
+    for (const team_state* c : registry->comms)
+      for (int r = 0; r < c->p; ++r) progress += c->slots[r].progress.load(std::memory_order_relaxed);
+  }
   // A rank that has not attached cannot send anything either: ranks waiting for it are as
   // stuck as in a deadlock (a team whose application threads never all attach).
   // A rank that only polls an unfinished request is stuck as well.
@@ -65,22 +80,28 @@ void team_state::detect_deadlock(bool certain) {
 
   // Every live rank has slept without progress for the whole timeout: report who waits for
   // whom. Ranks inside different collectives at that point is a mismatch, not a deadlock.
+  // Ranks of one comm in different calls of it is a mismatch; ranks stuck in different
+  // comms wait for each other across them, a deadlock (as in MPI).
   std::string lines;
   bool mismatch = false;
-  bool have_first = false;
-  std::uint32_t first_call = 0;
-  std::string first_text;
-  for (int r = 0; r < p; ++r) {
-    rank_slot& s = slots[r];
-    lines += "\n  " + describe_wait(s, r, polling(s));
-    if (s.finished.load() || !s.attached.load()) continue;
-    const std::uint32_t c = s.call.load();
-    if (!have_first) {
-      have_first = true;
-      first_call = c;
-      first_text = s.call_description();
-    } else if (c != first_call || first_text != s.call_description()) {
-      mismatch = true;
+  struct first_of_comm {
+    std::uint32_t call;
+    std::string text;
+  };
+  std::map<std::uint32_t, first_of_comm> firsts;
+  {
+    std::lock_guard comms_lock(registry->mutex);
+    for (int r = 0; r < p; ++r) {
+      rank_slot& s = slots[r];
+      const std::uint32_t id = s.waiting_comm.load(std::memory_order_relaxed);
+      const team_state* in = nullptr;
+      for (const team_state* c : registry->comms)
+        if (id != 0 && c->comm_id == id) in = c;
+      lines += "\n  " + describe_wait(s, r, polling(s), in);
+      if (s.finished.load() || !s.attached.load()) continue;
+      const std::uint32_t c = s.call.load();
+      auto [it, fresh] = firsts.try_emplace(id, first_of_comm{c, s.call_description()});
+      if (!fresh && (c != it->second.call || it->second.text != s.call_description())) mismatch = true;
     }
   }
   if (mismatch)

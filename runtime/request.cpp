@@ -86,6 +86,7 @@ bool test_operation(detail::team_state& t, detail::comm_state& cs, int rank, det
   bool complete = false;
   std::exception_ptr error;
   try {
+    detail::progress_other_comms(e);
     locked(cs, [&] {
       progress_all(e, &op);
       complete = op.complete;

@@ -18,6 +18,7 @@
 
 #include "detail/comm_state.hpp"
 #include "detail/team_state.hpp"
+#include "detail/topology.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/selection.hpp"
 #include "ranklab/team.hpp"
@@ -109,6 +110,7 @@ team_options team_options::from_environment() {
     o.spin_polls = static_cast<int>(std::min<long long>(env_integer("RANKLAB_SPIN_POLLS", v, -1), 1 << 30));
   if (const char* v = env("RANKLAB_YIELDS"))
     o.yields = static_cast<int>(std::min<long long>(env_integer("RANKLAB_YIELDS", v, -1), 1 << 30));
+  if (const char* t = env("RANKLAB_TOPOLOGY")) o.topology = t;
   if (const char* d = env("RANKLAB_DEADLOCK_MS"))
     o.deadlock_timeout = std::chrono::milliseconds(env_integer("RANKLAB_DEADLOCK_MS", d, 0));
   return o;
@@ -145,6 +147,11 @@ team::team(int p, team_options options) {
     throw usage_error(no_rank, "team",
                       fmt::format("deadlock_timeout = {} ms (must be >= 0)", options.deadlock_timeout.count()));
   options.eager_limit = std::min(options.eager_limit, max_eager_limit);
+  // A synthetic machine given in the environment stands in for this one in code that says
+  // nothing; a description hwloc refuses is an error here rather than at split_type.
+  if (options.topology.empty())
+    if (const char* t = std::getenv("RANKLAB_TOPOLOGY"); t && *t) options.topology = t;
+  if (!options.topology.empty()) detail::domains_for(options.topology);
   state_ = std::make_unique<detail::team_state>(p, options);
   // Load the selection table here, on the thread creating the team, rather than in the
   // first `auto` call on a rank thread: by then the ranks' stacks may have taken the address
@@ -192,7 +199,15 @@ void yield() {
 
 comm team::join(int rank, const binding_info& where) {
   detail::rank_slot& s = state_->slots[rank];
-  if (s.attached.exchange(true)) throw usage_error(rank, "attach", "rank attached twice");
+  if (s.attached.exchange(true)) {
+    if (!s.finished.load())
+      throw usage_error(rank, "attach",
+                        "rank attached twice: its comm is still alive (a rank attaches again only after the comm "
+                        "of its last attach has ended)");
+    // Attached again after its comm ended (a later parallel region): live once more.
+    s.finished.store(false);
+    state_->finished.fetch_sub(1, std::memory_order_seq_cst);
+  }
   s.binding = where;
   if (!detail::fiber_scheduler::current()) thread_rank = rank;
   return comm(state_.get(), rank);
@@ -239,9 +254,10 @@ std::vector<trace_event> team::trace() const {
 void team::write_trace_json_lines(std::ostream& out) const {
   for (const trace_event& e : trace())
     out << fmt::format(
-        R"({{"rank":{},"call":{},"coll":"{}","round":{},"to":{},"from":{},"bytes_sent":{},"bytes_received":{},"begin_ns":{},"end_ns":{}}})"
+        R"({{"rank":{},"call":{},"coll":"{}","round":{},"to":{},"from":{},"bytes_sent":{},"bytes_received":{},"begin_ns":{},"end_ns":{},"comm":{},"comm_rank":{}}})"
         "\n",
-        e.rank, e.call, e.coll, e.round, e.to, e.from, e.bytes_sent, e.bytes_received, e.begin_ns, e.end_ns);
+        e.rank, e.call, e.coll, e.round, e.to, e.from, e.bytes_sent, e.bytes_received, e.begin_ns, e.end_ns, e.comm,
+        e.comm_rank);
 }
 
 namespace {
@@ -252,19 +268,19 @@ std::uint64_t middle(const trace_event& e) { return e.begin_ns + (std::max(e.beg
 // Pairs each send with its receive: same call and round, sender and receiver agreeing on
 // each other (in time order, for repeated point-to-point calls that share call 0).
 std::vector<std::pair<std::size_t, std::size_t>> trace_messages(const std::vector<trace_event>& events) {
-  using key = std::tuple<std::uint32_t, std::uint32_t, int, int>;  // call, round, from, to
+  using key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, int, int>;  // comm, call, round, from, to
   std::map<key, std::deque<std::size_t>> receives;
   std::vector<std::size_t> order(events.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return events[a].begin_ns < events[b].begin_ns; });
   for (const std::size_t i : order)
-    if (events[i].from >= 0) receives[{events[i].call, events[i].round, events[i].from, events[i].rank}].push_back(i);
+    if (events[i].from >= 0) receives[{events[i].comm, events[i].call, events[i].round, events[i].from, events[i].rank}].push_back(i);
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   for (const std::size_t i : order) {
     const trace_event& e = events[i];
     if (e.to < 0) continue;
-    auto it = receives.find({e.call, e.round, e.rank, e.to});
+    auto it = receives.find({e.comm, e.call, e.round, e.rank, e.to});
     if (it == receives.end() || it->second.empty()) continue;
     pairs.emplace_back(i, it->second.front());
     it->second.pop_front();
@@ -292,7 +308,8 @@ void team::write_trace_chrome(std::ostream& out,
     list.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", r}, {"args", {{"sort_index", r}}}});
   }
   for (const trace_event& e : events) {
-    nlohmann::json args{{"call", e.call},
+    nlohmann::json args{{"comm", e.comm},
+                        {"call", e.call},
                         {"coll", e.coll},
                         {"round", e.round},
                         {"to", e.to},

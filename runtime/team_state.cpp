@@ -18,6 +18,8 @@ namespace ranklab::detail {
 team_state::team_state(int p_, team_options o)
     : p(p_),
       options(o),
+      world(this),
+      registry(std::make_shared<comm_registry>()),
       slots(new rank_slot[static_cast<std::size_t>(p_)]),
       box_lines(new box_line[(static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_) + 7) / 8]) {
   for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
@@ -39,7 +41,65 @@ team_state::team_state(int p_, team_options o)
   use_fibers(nullptr);  // threads until run() says otherwise
 }
 
+team_state::team_state(team_state& w, std::vector<int> members, std::uint32_t id)
+    : p(static_cast<int>(members.size())),
+      options(w.options),
+      world(&w),
+      comm_id(id),
+      world_ranks(std::move(members)),
+      registry(w.registry),
+      slots(new rank_slot[static_cast<std::size_t>(p)]),
+      box_lines(new box_line[(static_cast<std::size_t>(p) * static_cast<std::size_t>(p) + 7) / 8]) {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
+    box_pointer(i).store(nullptr, std::memory_order_relaxed);
+  if (p <= wide_fence_payload_ranks)
+    wide_payloads = make_aligned_bytes(static_cast<std::size_t>(p) * call_slots * 2 * wide_fence_payload_bytes);
+  // Waiting as the team waits: its ranks' threads and cores are the team's.
+  thread_spin_limit_ = w.thread_spin_limit_;
+  thread_yield_limit_ = w.thread_yield_limit_;
+  for (int r = 0; r < p; ++r) slots[r].attached.store(true, std::memory_order_relaxed);
+  std::lock_guard lock(registry->mutex);
+  adopt_fibers(w.fibers);
+  registry->comms.push_back(this);
+  if (w.failed.load(std::memory_order_acquire)) failed.store(true, std::memory_order_release);
+}
+
+void team_state::use_fibers(fiber_scheduler* s) {
+  adopt_fibers(s);
+  std::lock_guard lock(registry->mutex);
+  for (team_state* c : registry->comms) c->adopt_fibers(s);
+}
+
+void team_state::adopt_fibers(fiber_scheduler* s) {
+  fibers = s;
+  asymmetric_barrier_ = !s && process_barrier_available();
+  spin_limit = s ? 0 : thread_spin_limit_;
+  yield_limit = s ? (options.yields >= 0 ? options.yields : 1) : thread_yield_limit_;
+}
+
+std::string team_state::rank_text(int r) const {
+  if (world == this || r < 0 || r >= p) return fmt::format("rank {}", r);
+  return fmt::format("rank {} (team rank {})", r, world_rank(r));
+}
+
+std::string team_state::comm_text() const {
+  if (world == this) return {};
+  std::string ranks;
+  for (std::size_t i = 0; i < world_ranks.size() && i < 16; ++i) ranks += fmt::format("{}{}", i ? ", " : "", world_ranks[i]);
+  if (world_ranks.size() > 16) ranks += ", ...";
+  return fmt::format(" in comm #{} of {} rank{} (team rank{} {})", comm_id, p, p == 1 ? "" : "s", p == 1 ? "" : "s",
+                     ranks);
+}
+
 team_state::~team_state() {
+  if (world != this) {
+    std::lock_guard lock(registry->mutex);
+    auto& v = registry->comms;
+    v.erase(std::remove(v.begin(), v.end(), this), v.end());
+  } else {
+    std::lock_guard lock(registry->mutex);
+    registry->team_alive = false;
+  }
   for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
     delete box_pointer(i).load(std::memory_order_relaxed);
 }
@@ -55,12 +115,13 @@ mailbox& team_state::create_box(std::atomic<mailbox*>& slot) {
 void team_state::wake(rank_slot& s) {
   s.doorbell.fetch_add(1, std::memory_order_seq_cst);
   if (fibers)
-    fibers->unpark(static_cast<int>(&s - slots.get()));
+    fibers->unpark(static_cast<int>(&s - world->slots.get()));  // s is a home slot
   else
     futex_wake_all(s.doorbell);
 }
 
 void team_state::fail(int origin, std::exception_ptr e, const std::string& what, failure_kind kind) {
+  if (world != this) return world->fail(world_rank(origin), std::move(e), what, kind);
   {
     std::lock_guard lock(failure_mutex_);
     if (failed.load(std::memory_order_relaxed)) return;
@@ -69,6 +130,12 @@ void team_state::fail(int origin, std::exception_ptr e, const std::string& what,
     failure_what_ = what;
     failure_kind_ = kind;
     failed.store(true, std::memory_order_release);
+  }
+  {
+    // Every comm fails with the team, before its sleepers (all asleep in the team's slots)
+    // are woken to look.
+    std::lock_guard lock(registry->mutex);
+    for (team_state* c : registry->comms) c->failed.store(true, std::memory_order_release);
   }
   for (int r = 0; r < p; ++r) wake(slots[r]);
 }
@@ -85,11 +152,17 @@ void team_state::fail_with_current_exception(int origin) {
 }
 
 std::exception_ptr team_state::first_failure() const {
+  if (world != this) return world->first_failure();
   std::lock_guard lock(failure_mutex_);
   return first_failure_;
 }
 
 void team_state::throw_failure(int me, const char* operation) {
+  // In a comm other than the team's, the error names the rank by its team rank, as the
+  // failure record does, and says where it was released.
+  if (world != this) {
+    world->throw_failure(world_rank(me), fmt::format("{} in comm #{} (as its rank {})", operation, comm_id, me).c_str());
+  }
   std::string what;
   int origin;
   failure_kind kind;
@@ -142,6 +215,7 @@ void team_state::check_quiet() {
 }
 
 void team_state::finish(int rank) {
+  if (world != this) return;  // the end of a comm is not the end of its ranks
   rank_slot& s = slots[rank];
   s.polled_ns.store(0, std::memory_order_relaxed);
   if (!s.finished.exchange(true)) finished.fetch_add(1, std::memory_order_seq_cst);
@@ -160,6 +234,17 @@ void team_state::end_comms() {
     // A comm kept past its team: its helper thread must go first.
     if (cs->progress_thread.joinable()) join_progress_thread(*cs);
   }
+  if (world != this) return;
+  // The team's other comms end with it. Taken alive under the registry's lock (a comm
+  // whose last handle is going finds nothing to lock), ended outside it: ending joins
+  // progress threads, which may be failing the team meanwhile.
+  std::vector<std::shared_ptr<team_state>> comms;
+  {
+    std::lock_guard lock(registry->mutex);
+    for (team_state* c : registry->comms)
+      if (auto alive = c->weak_from_this().lock()) comms.push_back(std::move(alive));
+  }
+  for (const auto& c : comms) c->end_comms();
 }
 
 }  // namespace ranklab::detail

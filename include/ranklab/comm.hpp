@@ -5,9 +5,11 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <ranges>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "ranklab/call.hpp"
 #include "ranklab/collective.hpp"
@@ -16,6 +18,7 @@
 #include "ranklab/errors.hpp"
 #include "ranklab/request.hpp"
 #include "ranklab/schedule.hpp"
+#include "ranklab/team.hpp"
 
 namespace ranklab {
 
@@ -33,6 +36,33 @@ class comm : public collectives<comm, request> {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // This rank's number in the team (the team's own comm: rank()).
+  int world_rank() const;
+
+  // ---- communicators ------------------------------------------------------------------------
+  // Collective over this comm's ranks, with MPI's semantics (docs/communicators.md). The new
+  // comms are groups of the same team's ranks with their own numbering, mailboxes and call
+  // sequence: calls on one never match calls on another. A comm lives while a handle of it
+  // does; all ranks must end theirs (a handle must not outlive its team).
+  //
+  // Ranks passing the same colour form a comm, numbered by (key, rank here); a negative
+  // colour (ranklab::undefined) takes part but gets std::nullopt. One allgather of
+  // (colour, key) here, then each new comm's first rank creates it and hands it to the rest.
+  std::optional<comm> split(int color, int key = 0);
+  // The same ranks in the same order, with a call sequence of their own (a library dups the
+  // comm it is given so that its calls never meet the caller's).
+  comm dup() const;
+  // Collective over `members` only (ranks of this comm, distinct; the caller among them):
+  // the new comm's rank i is members[i]. Ranks outside are not involved. Every member must
+  // pass the same list (a member that does not gets a usage_error).
+  std::optional<comm> create(std::span<const int> members);
+  // One comm per hardware domain holding the calling ranks' cores (team_options::topology:
+  // the machine's, from hwloc, or a synthetic one), numbered by rank here.
+  comm split_type(domain d);
+  // The index of the domain of kind `d` holding this rank's core (what split_type splits
+  // by), and how many the machine (or the synthetic topology) has.
+  int domain_index(domain d) const;
+  int domain_count(domain d) const;
 
   // ---- one-ported rounds ------------------------------------------------------------------
   // Sends `send` to `dest` and receives from `source` into `recv` in one round; either peer
@@ -90,7 +120,11 @@ class comm : public collectives<comm, request> {
   const detail::last_call& last_call() const { return *last_; }
   void repeat();
   comm(detail::team_state* team, int rank);
+  // A rank of a comm made from a team (split, dup, create), which the handle keeps alive.
+  comm(std::shared_ptr<detail::team_state> group, int rank);
+  std::optional<comm> form(std::vector<int> members, int new_rank, int leader, const char* operation);
 
+  std::shared_ptr<detail::team_state> group_;  // for comms other than the team's own
   detail::team_state* team_ = nullptr;
   int rank_ = 0;
   int size_ = 1;

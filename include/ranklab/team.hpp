@@ -40,6 +40,14 @@ enum class execution_mode {
 std::string_view name(execution_mode m);
 execution_mode execution_from_name(std::string_view n);  // throws usage_error
 
+// The hardware domains comm::split_type groups ranks by: the core, last-level (L3)
+// cache, NUMA node or package their binding lies in, or the whole machine.
+enum class domain { core, l3, numa, package, machine };
+std::string_view name(domain d);
+domain domain_from_name(std::string_view n);  // throws usage_error
+// split's colour for a rank that wants no comm.
+inline constexpr int undefined = -1;
+
 struct team_options {
   binding_policy binding = binding_policy::automatic;
   execution_mode execution = execution_mode::automatic;
@@ -66,9 +74,14 @@ struct team_options {
   // a short one when oversubscribed, where spinning steals the time of the awaited rank).
   int spin_polls = -1;
   int yields = -1;
+  // The machine comm::split_type and domain_index see: empty for this machine (hwloc), or
+  // an hwloc synthetic description such as "package:2 numa:2 core:4" (pu:1 implied), on
+  // which the team's rank r counts as running on core r modulo the cores: a laptop can
+  // pretend to be a bigger node.
+  std::string topology;
   // Reads RANKLAB_BINDING, RANKLAB_EXECUTION, RANKLAB_SEED, RANKLAB_STACK_KIB,
   // RANKLAB_EAGER_LIMIT, RANKLAB_TRACE, RANKLAB_DEADLOCK_MS, RANKLAB_PROGRESS_THREAD,
-  // RANKLAB_SPIN_POLLS, RANKLAB_YIELDS.
+  // RANKLAB_SPIN_POLLS, RANKLAB_YIELDS, RANKLAB_TOPOLOGY.
   static team_options from_environment();
 };
 inline constexpr std::size_t max_eager_limit = 4096;
@@ -97,6 +110,10 @@ struct trace_event {
   int to = -1, from = -1;
   std::uint64_t bytes_sent = 0, bytes_received = 0;
   std::uint64_t begin_ns = 0, end_ns = 0;  // since the team started
+  // The comm of the round (0: the team's own; others numbered as the team makes them) and
+  // the rank's number in it. rank, to and from are team ranks whichever comm it is.
+  std::uint32_t comm = 0;
+  int comm_rank = 0;
 };
 
 struct machine_info {
@@ -120,9 +137,11 @@ class team {
   // resolved for this machine; auto is fibers when p exceeds the cores or with a seed).
   execution_mode execution() const;
 
-  // Attach the calling thread as `rank` (each rank once). `bind` pins the thread with the
-  // team's policy; an application's own threads are left where they are by default.
-  // The comm must not outlive the team; destroying it marks the rank finished. Threads
+  // Attach the calling thread as `rank` (one thread per rank at a time). `bind` pins the
+  // thread with the team's policy; an application's own threads are left where they are by
+  // default. The comm must not outlive the team; destroying it marks the rank finished
+  // (detached): the rank may then attach again, from any thread (a later OpenMP parallel
+  // region), and its calls go on being numbered where they stopped. Threads
   // only: a usage_error in execution mode fibers or with a seed (ranks there are fibers
   // that ranklab::run starts).
   comm attach(int rank, bool bind = false);
@@ -152,8 +171,10 @@ class team {
   std::unique_ptr<detail::team_state> state_;
 };
 
-// The rank the calling thread or fiber runs (the rank it attached as, for an application
-// thread), or -1. On fibers the ranks of a worker share its thread, so a thread_local
+// The team rank the calling thread or fiber runs (the rank it attached as, for an
+// application thread), or -1: the same in every comm made from the team (comm::rank() is
+// the rank in one comm, comm::world_rank() this). A thread attached to several teams gets
+// its rank in the one it attached to last. On fibers the ranks of a worker share its thread, so a thread_local
 // cannot tell them apart: this can.
 int this_rank();
 

@@ -26,6 +26,8 @@
 namespace ranklab::detail {
 
 struct comm_state;
+struct team_state;
+struct comm_registry;
 enum class wait_reason : int { none, message_from, release_by, space_to, fence };
 enum class failure_kind : int { rank_error, deadlock, mismatch };
 
@@ -43,6 +45,9 @@ struct alignas(64) rank_slot {
   // rank, on the owner's line: a team-wide counter would be a line every sleeper writes.
   std::atomic<bool> blocked{false};
   std::atomic<std::uint32_t> call{0};  // collective sequence number in progress (0: none)
+  // The comm that call belongs to (team_state::comm_id: 0, the team's own), in the team's
+  // slot of the rank whichever comm it waits in (see team_state::home).
+  std::atomic<std::uint32_t> waiting_comm{0};
   // Its description, for deadlock/mismatch reports. A copy, not a pointer into the rank's
   // schedule cache: the detector reads it from another thread while the owner may evict
   // the entry. Written only when the rank goes to sleep in a new call.
@@ -56,6 +61,25 @@ struct alignas(64) rank_slot {
   binding_info binding;
   std::vector<trace_event> trace;
   std::string leftover;  // messages the rank never received, noted when its comm ends
+  // Collective calls this rank made on this comm so far (owner only): a rank that leaves
+  // (its comm ends) and attaches again goes on numbering its calls where it stopped, as the
+  // others do, so that their calls still match.
+  std::uint32_t calls_made = 0;
+  // The rank's comms other than the one it is waiting in that have nonblocking operations
+  // outstanding (the team's slot only; owner only): every wait advances them too, so that
+  // requests outstanding on several comms complete in whatever order the rank waits for
+  // them (MPI's progress rule). Entries leave when their comm ends.
+  struct busy_comm {
+    team_state* t;
+    comm_state* cs;
+    int rank;
+  };
+  std::vector<busy_comm> busy;
+  // New comms handed to this rank by their first rank (comm::split, dup, create): the
+  // giver's rank here and the comm's state, in the order given. Per receiving rank, so that
+  // forming comms takes no lock shared by the team.
+  std::mutex handoff_mutex;
+  std::vector<std::pair<int, std::shared_ptr<team_state>>> handoffs;
   // Buffers of this rank's calls that others may read directly (shared-memory direct
   // algorithms), by call number modulo the table size.
   // `call` is a sequence lock over the rest: the owner sets it to 0 before it writes the
@@ -125,12 +149,50 @@ struct alignas(64) fence_counter {
   std::atomic<std::uint64_t> arrived{0};
 };
 
-struct team_state {
+// A team's state, and the state of each comm made from it (comm::split, dup, create,
+// split_type): a comm of q of the team's ranks is a team_state of its own for its q ranks —
+// its own mailboxes, fences, published buffers and call numbers, so that messages and
+// fences of different comms never meet — linked to the team's (`world`) for what belongs to
+// the rank's thread rather than to a comm: sleeping and waking (the doorbell), what it
+// waits for (the deadlock detector), tracing, and the failure record, which is team-wide.
+// Schedules are built for the comm's size and rank and never see team ranks.
+// The comms of a team alive at a time (other than the team's own), shared by the team's
+// state and each comm's: a failure marks them all failed, the deadlock detector reads what
+// they have moved, and the end of the team ends them. A comm enters and leaves under the
+// mutex (once each: no collective call takes it); `team_alive` goes false when the team's
+// state is destroyed, which a comm kept past its team finds at its own end.
+struct comm_registry {
+  std::mutex mutex;
+  std::vector<team_state*> comms;
+  bool team_alive = true;
+};
+
+struct team_state : std::enable_shared_from_this<team_state> {
   team_state(int p, team_options options);
+  // A comm of the team `world` whose rank r is the team's rank members[r].
+  team_state(team_state& world, std::vector<int> members, std::uint32_t comm_id);
   ~team_state();
 
   const int p;
   const team_options options;
+  team_state* const world;  // the team's own state: this, for the team
+  // The comm's number in its team (0: the team's own comm), and its ranks' team ranks.
+  const std::uint32_t comm_id = 0;
+  const std::vector<int> world_ranks;  // empty for the team's own comm
+  int world_rank(int r) const { return world_ranks.empty() || r < 0 ? r : world_ranks[static_cast<std::size_t>(r)]; }
+  // The slot of comm rank r's thread in the team, where it sleeps and is woken, and where
+  // the deadlock detector reads what it waits for.
+  rank_slot& home(int r) { return world_ranks.empty() ? slots[r] : world->slots[world_ranks[static_cast<std::size_t>(r)]]; }
+  // "rank 2", or in a comm other than the team's "rank 2 (team rank 5)": how errors name
+  // a rank.
+  std::string rank_text(int r) const;
+  // " in comm #3 of 4 ranks (team ranks 1, 5, 6, 7)", or "" for the team's own comm.
+  std::string comm_text() const;
+  // The live comms of this team (the team's state only), for the failure record, the
+  // deadlock detector and the team's end.
+  std::shared_ptr<comm_registry> registry;
+  // Numbers the team's comms (the team's state only): comm_id of the next.
+  std::atomic<std::uint32_t> next_comm_id{1};
   int spin_limit = 0;
   int yield_limit = 0;
   std::unique_ptr<rank_slot[]> slots;
@@ -167,7 +229,7 @@ struct team_state {
   // Wakes `rank` if it sleeps. Call after publishing (by any store) what it waits for.
   void ring(int rank) {
     publisher_barrier();
-    rank_slot& s = slots[rank];
+    rank_slot& s = home(rank);
     if (s.sleeping.load(std::memory_order_relaxed)) wake(s);
   }
 
@@ -175,7 +237,7 @@ struct team_state {
   void ring_all() {
     publisher_barrier();
     for (int r = 0; r < p; ++r)
-      if (slots[r].sleeping.load(std::memory_order_relaxed)) wake(slots[r]);
+      if (rank_slot& s = home(r); s.sleeping.load(std::memory_order_relaxed)) wake(s);
   }
 
   // The two halves of the sleep/wake StoreLoad barrier (detail/process_barrier.hpp): a
@@ -222,12 +284,8 @@ struct team_state {
   // Runs the ranks as fibers of `s` from now on (nullptr: threads again). A fiber waits by
   // yielding once to its worker's other ranks, then parking: spinning would only keep the
   // awaited rank off the worker.
-  void use_fibers(fiber_scheduler* s) {
-    fibers = s;
-    asymmetric_barrier_ = !s && process_barrier_available();
-    spin_limit = s ? 0 : thread_spin_limit_;
-    yield_limit = s ? (options.yields >= 0 ? options.yields : 1) : thread_yield_limit_;
-  }
+  // The team's state passes it on to its comms (those made later copy it at birth).
+  void use_fibers(fiber_scheduler* s);
 
   // For a rank waiting on something it cannot sleep for (another rank's reads to end): give
   // the core to the others (on a fiber: to the other ranks of its worker) and come back.
@@ -243,13 +301,14 @@ struct team_state {
   // none sleeps to run it.
   template <class BlockedOn>
   void note_poll(int me, BlockedOn&& blocked_on) {
-    rank_slot& s = slots[me];
+    rank_slot& s = home(me);
     const std::uint64_t now = now_ns();
     if (now < s.next_poll_note_ns) return;
     s.next_poll_note_ns = now + poll_note_interval_ns;
     const auto [why, peer] = blocked_on();
     s.waiting_for.store(static_cast<int>(why), std::memory_order_relaxed);
     s.waiting_peer.store(peer, std::memory_order_relaxed);
+    s.waiting_comm.store(comm_id, std::memory_order_relaxed);
     s.polled_ns.store(now + 1, std::memory_order_release);
     detect_deadlock();
   }
@@ -287,11 +346,13 @@ struct team_state {
   void check_quiet();
   std::uint64_t now_ns() const {
     return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - world->start).count());
   }
   // The time of a trace event: now_ns(), or in deterministic mode a logical clock (one tick
   // per reading), so that a seed's run gives the same trace every time.
-  std::uint64_t trace_ns() { return options.seed ? logical_ns_.fetch_add(1, std::memory_order_relaxed) + 1 : now_ns(); }
+  std::uint64_t trace_ns() {
+    return options.seed ? world->logical_ns_.fetch_add(1, std::memory_order_relaxed) + 1 : world->now_ns();
+  }
   // Every rank is parked with nothing runnable (fiber mode): no thread outside the team can
   // move anything, so this is a deadlock or mismatch now, with no timeout to wait for.
   void all_ranks_parked() { detect_deadlock(/*certain=*/true); }
@@ -299,7 +360,8 @@ struct team_state {
  private:
   template <class Ready, class BlockedOn>
   void sleep_until(int me, Ready& ready, BlockedOn& blocked_on, const char* operation) {
-    rank_slot& s = slots[me];
+    rank_slot& s = home(me);
+    s.waiting_comm.store(comm_id, std::memory_order_relaxed);
     s.polled_ns.store(0, std::memory_order_relaxed);  // sleeping now, counted as blocked
     s.blocked.store(true, std::memory_order_seq_cst);
     s.sleeping.fetch_add(1, std::memory_order_relaxed);
@@ -323,7 +385,7 @@ struct team_state {
       s.waiting_peer.store(peer, std::memory_order_relaxed);
       sleeper_barrier();
       const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
-      const std::uint64_t epoch = fibers ? fibers->wake_epoch(me) : 0;
+      const std::uint64_t epoch = fibers ? fibers->wake_epoch(world_rank(me)) : 0;
       if (ready()) return;
       if (failed.load(std::memory_order_acquire)) throw_failure(me, operation);
       // Again: ready() may have taken messages, whose senders must learn of them before
@@ -347,7 +409,7 @@ struct team_state {
  public:
   template <class Ready>
   void doze(int rank, std::chrono::nanoseconds timeout, Ready&& ready) {
-    rank_slot& s = slots[rank];
+    rank_slot& s = home(rank);
     s.sleeping.fetch_add(1, std::memory_order_relaxed);
     sleeper_barrier();
     const std::uint32_t bell = s.doorbell.load(std::memory_order_relaxed);
@@ -369,6 +431,7 @@ struct team_state {
   std::vector<std::weak_ptr<comm_state>> comms_;
 
   std::atomic<std::uint64_t> logical_ns_{0};
+  void adopt_fibers(fiber_scheduler* s);
   int thread_spin_limit_ = 0, thread_yield_limit_ = 0;
   // Whether ring and sleep share the StoreLoad barrier asymmetrically (threads, with
   // membarrier) or each pays a full fence (fibers; kernels without membarrier).

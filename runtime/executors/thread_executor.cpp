@@ -38,8 +38,9 @@ constexpr const char* in_another_call =
   const operation& op = *c.op;
   c.t->check_failure(c.me, op.name);  // the peer withdrew after a failure: report that one
   throw mismatch_error(c.me, op.name,
-                       fmt::format("collective mismatch: rank {} is in collective #{}{}, but rank {} {}", c.me,
-                                   op.tag.call, op.entry ? " [" + op.entry->text + "]" : "", peer, why));
+                       fmt::format("collective mismatch{}: {} is in collective #{}{}, but {} {}", c.t->comm_text(),
+                                   c.t->rank_text(c.me), op.tag.call, op.entry ? " [" + op.entry->text + "]" : "",
+                                   c.t->rank_text(peer), why));
 }
 using published_buffers = rank_slot::published_buffers;
 
@@ -261,9 +262,21 @@ void leave_fence(engine& e, operation& op) {
 }
 
 void record_trace(engine& e, operation& op, int to, int from, std::uint64_t sent) {
-  e.t.slots[e.me].trace.push_back(trace_event{
-      e.me, op.tag.call, op.tag.coll == point_to_point ? "p2p" : name(static_cast<collective>(op.tag.coll)),
-      static_cast<std::uint32_t>(op.round), to, from, sent, op.received_bytes, op.round_begin_ns, e.t.trace_ns()});
+  // Kept in the team's slot of the rank, in team ranks, whichever comm the round is of: a
+  // comm's trace outlives the comm.
+  trace_event ev{e.t.world_rank(e.me),
+                 op.tag.call,
+                 op.tag.coll == point_to_point ? "p2p" : name(static_cast<collective>(op.tag.coll)),
+                 static_cast<std::uint32_t>(op.round),
+                 e.t.world_rank(to),
+                 e.t.world_rank(from),
+                 sent,
+                 op.received_bytes,
+                 op.round_begin_ns,
+                 e.t.trace_ns()};
+  ev.comm = e.t.comm_id;
+  ev.comm_rank = e.me;
+  e.t.home(e.me).trace.push_back(ev);
 }
 
 // Published buffers and fence counters are kept per call slot (call number modulo
@@ -471,6 +484,10 @@ void abandon(team_state& t, int me, operation& op, std::exception_ptr why) {
 
 void launch(team_state& t, const std::shared_ptr<comm_state>& cs, int me, operation& op) {
   start_progress_thread(t, cs, me);
+  // Known to the rank's waits in its other comms from now on (progress_other_comms).
+  auto& busy = t.home(me).busy;
+  if (std::none_of(busy.begin(), busy.end(), [&](const rank_slot::busy_comm& b) { return b.cs == cs.get(); }))
+    busy.push_back({&t, cs.get(), me});
   engine e{t, *cs, me};
   locked(*cs, [&] {
     cs->active.push_back(&op);
@@ -481,6 +498,19 @@ void launch(team_state& t, const std::shared_ptr<comm_state>& cs, int me, operat
       abandon(t, me, op);
     }
   });
+}
+
+bool progress_other_comms(engine& e) {
+  const auto& busy = e.t.home(e.me).busy;
+  if (busy.empty() || (busy.size() == 1 && busy.front().cs == &e.cs)) return false;
+  bool moved = false;
+  for (std::size_t i = 0; i < busy.size(); ++i) {
+    const rank_slot::busy_comm b = busy[i];
+    if (b.cs == &e.cs || b.cs->active.empty()) continue;
+    engine other{*b.t, *b.cs, b.rank};
+    moved |= locked(*b.cs, [&] { return progress_all(other, nullptr); });
+  }
+  return moved;
 }
 
 bool progress_all(engine& e, operation* first) {
@@ -497,7 +527,7 @@ bool progress_all(engine& e, operation* first) {
 
 std::pair<wait_reason, int> blocked_on(engine& e, const operation& op) {
   publish_taken_from_all(e);  // a sender waiting for room must not wait for a sleeper
-  rank_slot& slot = e.t.slots[e.me];
+  rank_slot& slot = e.t.home(e.me);
   if (slot.call.load(std::memory_order_relaxed) != op.tag.call || slot.call_key != op.entry.get()) {
     std::lock_guard lock(slot.call_mutex);
     slot.call_text = op.entry ? op.entry->text : std::string();
@@ -691,7 +721,7 @@ bool spin_alone(engine& e, operation& op, int& polls) {
 // After a blocking call: only a rank that went to sleep in it (blocked_on) recorded the
 // call for the deadlock detector.
 void forget_sleep_call(team_state& t, int me) {
-  if (auto& call = t.slots[me].call; call.load(std::memory_order_relaxed) != 0)
+  if (auto& call = t.home(me).call; call.load(std::memory_order_relaxed) != 0)
     call.store(0, std::memory_order_relaxed);
 }
 
@@ -716,6 +746,7 @@ void wait_for(engine& e, operation& op, int spun_before) {
       e.t.wait(
           e.me,
           [&] {
+            progress_other_comms(e);
             return locked(e.cs, [&] {
               progress_all(e, &op);
               return op.complete;

@@ -33,6 +33,10 @@ void launch(team_state& t, const std::shared_ptr<comm_state>& cs, int me, operat
 
 // Advances `first` (may be null) and every outstanding request.
 bool progress_all(engine& e, operation* first);
+// MPI's progress rule across comms: a rank waiting in one comm advances the nonblocking
+// operations outstanding in its others too (rank_slot::busy), or requests outstanding on
+// two comms could each wait for a rank that waits in the other.
+bool progress_other_comms(engine& e);
 
 // Blocks until `op` completes, advancing everything outstanding meanwhile. On failure the
 // team fails and every outstanding operation of the rank is abandoned.
