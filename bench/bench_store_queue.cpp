@@ -5,7 +5,7 @@
 // from the receiver's core; x86 commits stores in order, so the stores after it wait in the
 // store queue, and once they fill it the sender waits a crossing per message. The figures
 // show where: the time per message against the stores around it. This is why the runtime's
-// repeated small call keeps its stores few (README, "A repeated small call stores little").
+// repeated small call keeps its stores few (docs/runtime.md, "A repeated small call stores little").
 //
 //   bench_store_queue [--extra 0,8,16,24,32,40,48,64] [--messages N] [--batches N]
 //

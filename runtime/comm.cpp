@@ -296,7 +296,7 @@ std::size_t comm::sendrecv_bytes(int dest, std::span<const std::byte> send, int 
   // with none of the operation machinery. Taken only when nothing else needs progress or
   // ordering (no requests, no stashed messages, no tracing, no progress thread); anything
   // unusual on the way hands over to the general way at the point reached. Its stores are
-  // few, as a repeated collective's (README, "A repeated small call stores little").
+  // few, as a repeated collective's (docs/runtime.md, "A repeated small call stores little").
   // (threaded first: with a progress thread the stash is not ours to read unlocked)
   if (cs.threaded || !cs.active.empty() || !cs.stash.empty() || t.options.trace)
     return sendrecv_slowly(t, cs, rank_, dest, send, source, recv, false);

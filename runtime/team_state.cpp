@@ -19,6 +19,7 @@ team_state::team_state(int p_, team_options o)
     : p(p_),
       options(o),
       world(this),
+      world_of(nullptr),
       registry(std::make_shared<comm_registry>()),
       slots(new rank_slot[static_cast<std::size_t>(p_)]),
       box_lines(new box_line[(static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_) + 7) / 8]) {
@@ -47,6 +48,7 @@ team_state::team_state(team_state& w, std::vector<int> members, std::uint32_t id
       world(&w),
       comm_id(id),
       world_ranks(std::move(members)),
+      world_of(world_ranks.data()),
       registry(w.registry),
       slots(new rank_slot[static_cast<std::size_t>(p)]),
       box_lines(new box_line[(static_cast<std::size_t>(p) * static_cast<std::size_t>(p) + 7) / 8]) {
@@ -93,9 +95,11 @@ std::string team_state::comm_text() const {
 
 team_state::~team_state() {
   if (world != this) {
+    const std::string left = failed.load() ? std::string() : undelivered();
     std::lock_guard lock(registry->mutex);
     auto& v = registry->comms;
     v.erase(std::remove(v.begin(), v.end(), this), v.end());
+    if (registry->team_alive) registry->undelivered += left;
   } else {
     std::lock_guard lock(registry->mutex);
     registry->team_alive = false;
@@ -183,12 +187,8 @@ void team_state::throw_failure(int me, const char* operation) {
   throw remote_failure(me, operation, origin, what);
 }
 
-void team_state::check_quiet() {
-  // After every rank returned, a message nobody received means the ranks' sequences of
-  // calls differed without ever blocking (e.g. two ranks each acting as a broadcast root).
+std::string team_state::undelivered() {
   std::string lines;
-  for (int r = 0; r < p; ++r)
-    if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
   for (int from = 0; from < p; ++from)
     for (int to = 0; to < p; ++to) {
       mailbox* b = box_pointer(static_cast<std::size_t>(from) * p + to).load();
@@ -207,10 +207,28 @@ void team_state::check_quiet() {
         call = h.call;
       }
       lines += coll == point_to_point
-                   ? fmt::format("\n  rank {} sent rank {} a point-to-point message it never received", from, to)
-                   : fmt::format("\n  rank {} sent rank {} a message of its collective #{} ({}) that it never received",
-                                 from, to, call, name(static_cast<collective>(coll)));
+                   ? fmt::format("\n  {} sent {} a point-to-point message it never received{}", rank_text(from),
+                                 rank_text(to), comm_text())
+                   : fmt::format("\n  {} sent {} a message of its collective #{} ({}) that it never received{}",
+                                 rank_text(from), rank_text(to), call, name(static_cast<collective>(coll)),
+                                 comm_text());
     }
+  return lines;
+}
+
+void team_state::check_quiet() {
+  // After every rank returned, a message nobody received means the ranks' sequences of
+  // calls differed without ever blocking (e.g. two ranks each acting as a broadcast root).
+  std::string lines;
+  for (int r = 0; r < p; ++r)
+    if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
+  lines += undelivered();
+  {
+    // What the team's other comms left behind when they ended, and those still alive.
+    std::lock_guard lock(registry->mutex);
+    lines += registry->undelivered;
+    for (team_state* c : registry->comms) lines += c->undelivered();
+  }
   if (!lines.empty()) throw mismatch_error(no_rank, "run", "ranks returned with messages left undelivered:" + lines);
 }
 

@@ -106,4 +106,26 @@ const domain_table& domains_for(const std::string& synthetic) {
 }
 
 }  // namespace detail
+
+int domain_count(domain d) { return detail::domains_for({}).counts[static_cast<std::size_t>(d)]; }
+
+int current_domain(domain d) {
+  // A topology of its own for the lookup (the domain table keeps none): loaded once.
+  static const hwloc_topology_t topology = [] {
+    hwloc_topology_t t{};
+    hwloc_topology_init(&t);
+    hwloc_topology_load(t);
+    return t;
+  }();
+  const detail::domain_table& table = detail::domains_for({});
+  hwloc_bitmap_t where = hwloc_bitmap_alloc();
+  int core = 0;
+  if (hwloc_get_last_cpu_location(topology, where, HWLOC_CPUBIND_THREAD) == 0)
+    if (hwloc_obj_t obj = hwloc_get_next_obj_covering_cpuset_by_type(topology, where, HWLOC_OBJ_CORE, nullptr))
+      core = static_cast<int>(obj->logical_index);
+  hwloc_bitmap_free(where);
+  if (core >= table.cores) core = 0;
+  return table.of_core[static_cast<std::size_t>(core)][static_cast<std::size_t>(d)];
+}
+
 }  // namespace ranklab

@@ -521,3 +521,17 @@ TEST_CASE("an application thread leaves and attaches again in a later region") {
   comm held = t.attach(0);
   CHECK(contains(error_of([&] { (void)t.attach(0); }), "its comm is still alive"));
 }
+
+TEST_CASE("a message a sub-comm's rank never received is reported when the ranks return") {
+  const std::string what = error_of([] {
+    run(4, [](comm& c) {
+      comm s = *c.split(c.rank() / 2, 0);  // {0, 1} and {2, 3}
+      const std::vector<int> v{1};
+      if (c.rank() == 2) s.send(1, v);  // to team rank 3, which never receives it
+    });
+  });
+  INFO(what);
+  CHECK(contains(what, "never received"));
+  CHECK(contains(what, "rank 0 (team rank 2)"));
+  CHECK(contains(what, "in comm #"));
+}

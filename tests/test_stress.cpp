@@ -74,7 +74,7 @@ const plan_shape vector_shape{.nonblocking_share = 0.3,
                               .zero_count_share = 0.4};
 
 // Long runs of requests, completed rarely: up to 24 outstanding at once, more than the
-// runtime's 16 call slots (README: any number may be outstanding).
+// runtime's 16 call slots (docs/runtime.md: any number may be outstanding).
 const plan_shape many_requests_shape{
     .min_calls = 20, .max_calls = 40, .nonblocking_share = 1.0, .completion_share = 0.05, .max_outstanding = 24};
 

@@ -277,7 +277,7 @@ TEST_SUITE("trace") {
       REQUIRE_NOTHROW(j = nlohmann::json::parse(lines[i]));
       REQUIRE(j.is_object());
       const trace_event& e = all[i];
-      CHECK(j.size() == 10);
+      CHECK(j.size() == 12);
       CHECK(j.at("rank").get<int>() == e.rank);
       CHECK(j.at("call").get<std::uint32_t>() == e.call);
       CHECK(j.at("coll").get<std::string>() == std::string(e.coll));
@@ -288,6 +288,8 @@ TEST_SUITE("trace") {
       CHECK(j.at("bytes_received").get<std::uint64_t>() == e.bytes_received);
       CHECK(j.at("begin_ns").get<std::uint64_t>() == e.begin_ns);
       CHECK(j.at("end_ns").get<std::uint64_t>() == e.end_ns);
+      CHECK(j.at("comm").get<std::uint32_t>() == e.comm);
+      CHECK(j.at("comm_rank").get<int>() == e.comm_rank);
     }
     // The collectives appear by name.
     CHECK(text.find(R"("coll":"allreduce")") != std::string::npos);

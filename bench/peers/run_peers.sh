@@ -22,7 +22,7 @@
 # none when NP > cores.) MPICH busy-polls: oversubscribed runs (NP > cores)
 # slow down by orders of magnitude (milliseconds per round), so they are
 # refused unless PEERS_ALLOW_OVERSUBSCRIBED_MPICH=1; then pass e.g.
-# --max-time 0.5 --max-iters 200 to bound each size (see README.md).
+# --max-time 0.5 --max-iters 200 to bound each size (see docs/performance.md).
 set -euo pipefail
 
 if [[ $# -lt 3 ]]; then

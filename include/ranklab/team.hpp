@@ -47,6 +47,11 @@ std::string_view name(domain d);
 domain domain_from_name(std::string_view n);  // throws usage_error
 // split's colour for a rank that wants no comm.
 inline constexpr int undefined = -1;
+// The index of the domain of kind `d` holding the core the calling thread runs on (on this
+// machine, from hwloc: the core of the CPU it last ran on), and how many this machine has:
+// what a process that is not a rank of a team (an MPI process) splits by.
+int current_domain(domain d);
+int domain_count(domain d);
 
 struct team_options {
   binding_policy binding = binding_policy::automatic;

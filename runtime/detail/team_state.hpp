@@ -165,6 +165,7 @@ struct comm_registry {
   std::mutex mutex;
   std::vector<team_state*> comms;
   bool team_alive = true;
+  std::string undelivered;  // messages ended comms left in their mailboxes (check_quiet)
 };
 
 struct team_state : std::enable_shared_from_this<team_state> {
@@ -179,10 +180,12 @@ struct team_state : std::enable_shared_from_this<team_state> {
   // The comm's number in its team (0: the team's own comm), and its ranks' team ranks.
   const std::uint32_t comm_id = 0;
   const std::vector<int> world_ranks;  // empty for the team's own comm
-  int world_rank(int r) const { return world_ranks.empty() || r < 0 ? r : world_ranks[static_cast<std::size_t>(r)]; }
+  const int* const world_of;           // world_ranks.data(), null for the team's own comm
+  int world_rank(int r) const { return !world_of || r < 0 ? r : world_of[r]; }
   // The slot of comm rank r's thread in the team, where it sleeps and is woken, and where
-  // the deadlock detector reads what it waits for.
-  rank_slot& home(int r) { return world_ranks.empty() ? slots[r] : world->slots[world_ranks[static_cast<std::size_t>(r)]]; }
+  // the deadlock detector reads what it waits for. (One load and a branch on the way of
+  // every wake-up in the team's own comm.)
+  rank_slot& home(int r) { return world_of ? world->slots[world_of[r]] : slots[r]; }
   // "rank 2", or in a comm other than the team's "rank 2 (team rank 5)": how errors name
   // a rank.
   std::string rank_text(int r) const;
@@ -344,6 +347,8 @@ struct team_state : std::enable_shared_from_this<team_state> {
   void end_comms();
   // Throws mismatch_error if a mailbox still holds a message (call when all ranks are done).
   void check_quiet();
+  // The messages this comm's mailboxes still hold, a line each.
+  std::string undelivered();
   std::uint64_t now_ns() const {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - world->start).count());

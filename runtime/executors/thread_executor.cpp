@@ -671,7 +671,7 @@ std::span<const piece> round_pieces(const std::vector<piece>& all, std::uint32_t
 // non-root's gathers, a root's bcasts) has the line of its last message waiting for the
 // receiver to let go of it, and its next stores queue behind that one; a call whose
 // stores fill the store queue waits out the crossing, so every store saved lets the sender
-// run further ahead (README, "A repeated small call stores little").
+// run further ahead (docs/runtime.md, "A repeated small call stores little").
 [[gnu::always_inline]] inline bool run_quick(team_state& t, comm_state& cs, int me, operation& op, int& polls) {
   const std::span<const round> rounds = op.plan->rounds();
   if (op.prologue_steps > 0) run_resolved(op, 0, op.prologue_steps);

@@ -102,7 +102,7 @@ inline bool await_express_line(const team_state& t, const mailbox& box, const ex
 // does; returns false, having taken nothing, where that must decide (the message has not
 // come, has come another way, or is not the one expected). Everything from the message's
 // arrival to the caller's next message lies on the exchange's critical path, and at 8 B
-// that path was mostly instructions (README, "An exchange's receive inline"): so the
+// that path was mostly instructions (docs/runtime.md, "An exchange's receive inline"): so the
 // expected head is built before the wait and checked in two compares, and the bookkeeping
 // is what an exchange needs (no read-ahead: the next line is polled soon anyway). Out of
 // line: inlined into run_quick it cost the rooted 8-byte calls 2 ns (bcast 28 -> 30 ns, the

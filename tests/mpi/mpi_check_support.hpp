@@ -84,5 +84,7 @@ class rank_context {
 // mpi_executor_failures.cpp: shared-memory algorithms refused, ranks in different calls,
 // the interposer's entry point (execute, call_tag) and its disagreeing-schedule errors.
 void check_failure_paths(rank_context& k);
+// mpi_executor_comms.cpp: split, dup, create and split_type of mpi::comm.
+void communicators(rank_context& k);
 
 }  // namespace ranklab::mpi_check

@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
     mpi_check::mixed_requests(k);
     mpi_check::typed_surface(k);
     mpi_check::persistent(k);
+    mpi_check::communicators(k);
     mpi_check::check_failure_paths(k);
     local = k.failures();
     calls = k.calls;

@@ -1,5 +1,5 @@
 // `ranklab list`: every registered algorithm with its preconditions, as text, JSON or (with
-// --markdown) the Markdown table the README shows.
+// --markdown) the Markdown table docs/catalogue.md shows.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

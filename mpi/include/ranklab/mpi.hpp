@@ -22,6 +22,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,6 +31,7 @@
 #include "ranklab/collectives.hpp"
 #include "ranklab/mpi_error.hpp"
 #include "ranklab/registry.hpp"
+#include "ranklab/team.hpp"
 
 namespace ranklab::mpi {
 
@@ -116,6 +118,15 @@ class comm : public collectives<comm, request> {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+
+  // Communicators, as ranklab::comm's (so that code compiles against either): collective
+  // over this comm, through MPI_Comm_split, MPI_Comm_dup, MPI_Comm_create_group and
+  // MPI_Comm_split_type (MPI_COMM_TYPE_SHARED, then the domain of each process's core,
+  // from hwloc, within the node).
+  std::optional<comm> split(int color, int key = 0);
+  comm dup() const;
+  std::optional<comm> create(std::span<const int> members);
+  comm split_type(domain d);
 
   // The general entry points (the typed collectives of collectives.hpp call these): select
   // the algorithm, build (or reuse) this rank's schedule and run it. `in`/`out` hold the
