@@ -161,11 +161,11 @@ add_test(NAME cli_valid_list_markdown
   COMMAND ${CMAKE_COMMAND} -DRANKLAB=$<TARGET_FILE:ranklab_tool> -P ${CMAKE_CURRENT_LIST_DIR}/cli_markdown.cmake)
 set_tests_properties(cli_valid_list_markdown PROPERTIES TIMEOUT 60)
 
-# The README shows the catalogue `ranklab list --markdown` prints; keep them the same.
-add_test(NAME cli_valid_readme_catalogue
-  COMMAND ${CMAKE_COMMAND} -DRANKLAB=$<TARGET_FILE:ranklab_tool> -DREADME=${PROJECT_SOURCE_DIR}/README.md
+# docs/catalogue.md shows the catalogue `ranklab list --markdown` prints; keep them the same.
+add_test(NAME cli_valid_docs_catalogue
+  COMMAND ${CMAKE_COMMAND} -DRANKLAB=$<TARGET_FILE:ranklab_tool> -DCATALOGUE=${PROJECT_SOURCE_DIR}/docs/catalogue.md
           -P ${CMAKE_CURRENT_LIST_DIR}/readme_catalogue.cmake)
-set_tests_properties(cli_valid_readme_catalogue PROPERTIES TIMEOUT 60)
+set_tests_properties(cli_valid_docs_catalogue PROPERTIES TIMEOUT 60)
 
 # ---- draw, run --trace ------------------------------------------------------------------------
 ranklab_cli_misuse(draw_bad_extension "--out: must end in .svg or .html"
