@@ -140,8 +140,7 @@ TEST_CASE("every registered algorithm on split sub-comms matches the sequential 
     std::size_t checked = 0;
     for (auto& [col, list] : plans)
       for (planned& pl : list) {
-        INFO(name(pl.algo->coll), "/", pl.algo->name, " on a sub-comm of ", pl.c.args.p, " ranks (colour ", col,
-             ")");
+        INFO(name(pl.algo->coll), "/", pl.algo->name, " on a sub-comm of ", pl.c.args.p, " ranks (colour ", col, ")");
         CHECK(compare(pl.c, pl.data) == "");
         ++checked;
       }
@@ -230,7 +229,8 @@ TEST_CASE("rows and columns: nonblocking calls outstanding on both, completed in
         std::iota(order.begin(), order.end(), std::size_t{0});
         std::shuffle(order.begin(), order.end(), random);
         for (std::size_t i : order) {
-          if (random() % 2) requests[i].wait();
+          if (random() % 2)
+            requests[i].wait();
           else
             while (!requests[i].test()) ranklab::yield();
         }
@@ -534,4 +534,137 @@ TEST_CASE("a message a sub-comm's rank never received is reported when the ranks
   CHECK(contains(what, "never received"));
   CHECK(contains(what, "rank 0 (team rank 2)"));
   CHECK(contains(what, "in comm #"));
+}
+
+namespace {
+
+// One iteration of a random-split campaign, planned sequentially before the run: every
+// rank's colour and key, and for each new comm a call of a random algorithm that accepts
+// its size, with its reference data.
+struct split_round {
+  std::vector<int> color, key;
+  struct planned {
+    const algorithm* algo;
+    call c;
+    test_data data;
+    std::vector<rank_buffers> buffers;
+  };
+  std::map<int, planned> calls;  // by colour
+};
+
+std::vector<split_round> plan_random_splits(std::mt19937_64& g, int p, int iterations) {
+  std::vector<split_round> plan(static_cast<std::size_t>(iterations));
+  const auto all = registry::all();
+  for (split_round& round : plan) {
+    const int colours = 1 + static_cast<int>(g() % 4);
+    for (int r = 0; r < p; ++r) {
+      round.color.push_back(g() % 8 == 0 ? undefined : static_cast<int>(g() % colours));
+      round.key.push_back(static_cast<int>(g() % 5) - 2);
+    }
+    for (const auto& [col, members] : expected_groups(
+             p, [&](int r) { return round.color[r]; }, [&](int r) { return round.key[r]; })) {
+      const int q = static_cast<int>(members.size());
+      for (int attempt = 0; attempt < 50; ++attempt) {
+        const algorithm* a = all[g() % all.size()];
+        std::vector<call> calls = conformance_calls(*a, q, sweep::threads);
+        if (calls.empty()) continue;
+        const call& c = calls[g() % calls.size()];
+        split_round::planned pl{a, c, make_test_data(c, g()), {}};
+        pl.buffers = pl.data.buffers();
+        round.calls.emplace(col, std::move(pl));
+        break;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("stress: random splits with a random algorithm on every new comm, each checked") {
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    std::mt19937_64 g(seed);
+    const int p = 1 + static_cast<int>(g() % 13);
+    INFO("seed ", seed, ", p = ", p);
+    std::vector<split_round> plan = plan_random_splits(g, p, 5);
+    run(p, [&](comm& c) {
+      for (std::size_t it = 0; it < plan.size(); ++it) {
+        split_round& round = plan[it];
+        std::optional<comm> s = c.split(round.color[c.rank()], round.key[c.rank()]);
+        if (!s) continue;
+        auto found = round.calls.find(round.color[c.rank()]);
+        if (found == round.calls.end()) continue;
+        const rank_buffers& b = found->second.buffers[static_cast<std::size_t>(s->rank())];
+        if (it % 2) {
+          request r = s->start_collective(found->second.c, b.in, b.out);
+          r.wait();
+        } else {
+          s->run_collective(found->second.c, b.in, b.out);
+        }
+      }
+    });
+    for (split_round& round : plan)
+      for (auto& [col, pl] : round.calls) {
+        INFO(name(pl.algo->coll), "/", pl.algo->name, " at ", pl.c.args.p, " ranks");
+        CHECK(compare(pl.c, pl.data) == "");
+      }
+  }
+}
+
+TEST_CASE("faults: a random rank throws inside a random sub-comm call; every rank is released") {
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    std::mt19937_64 g(seed * 7919);
+    const int p = 2 + static_cast<int>(g() % 11);
+    INFO("seed ", seed, ", p = ", p);
+    std::vector<split_round> plan = plan_random_splits(g, p, 4);
+    const int thrower = static_cast<int>(g() % static_cast<std::uint64_t>(p));
+    const std::size_t at = g() % plan.size();
+    std::atomic<int> released{0};
+    const std::string what = error_of([&] {
+      run(p, [&](comm& c) {
+        try {
+          for (std::size_t it = 0; it < plan.size(); ++it) {
+            split_round& round = plan[it];
+            std::optional<comm> s = c.split(round.color[c.rank()], round.key[c.rank()]);
+            if (c.rank() == thrower && it == at) throw std::runtime_error("planned failure");
+            if (!s) continue;
+            auto found = round.calls.find(round.color[c.rank()]);
+            if (found == round.calls.end()) continue;
+            const rank_buffers& b = found->second.buffers[static_cast<std::size_t>(s->rank())];
+            s->run_collective(found->second.c, b.in, b.out);
+          }
+          c.barrier();  // nobody passes this once the thrower has thrown
+        } catch (const remote_failure& e) {
+          CHECK(e.origin_rank() == thrower);
+          ++released;
+          throw;
+        }
+      });
+    });
+    CHECK(contains(what, "planned failure"));
+    CHECK(released.load() == p - 1);  // every other rank, in whichever comm it waited
+  }
+}
+
+TEST_CASE("large requests on two comms, waited for in crossed order") {
+  // Two ranks, two comms, a large broadcast on each (sent by descriptor, copied by the
+  // receiver from the sender's buffer), each rank waiting first for the request whose root
+  // is the other rank.
+  for (int iteration = 0; iteration < 20; ++iteration)
+    run(2, [&](comm& c) {
+      comm a = c.dup(), b = c.dup();
+      std::vector<int> x(1 << 15, c.rank() == 0 ? iteration : -1), y(1 << 15, c.rank() == 1 ? iteration + 1 : -1);
+      request ra = a.ibcast(x, 0, algo{"binomial"});
+      request rb = b.ibcast(y, 1, algo{"binomial"});
+      if (c.rank() == 0) {
+        ra.wait();
+        rb.wait();
+      } else {
+        rb.wait();
+        ra.wait();
+      }
+      CHECK(x.front() == iteration);
+      CHECK(x.back() == iteration);
+      CHECK(y.front() == iteration + 1);
+    });
 }
