@@ -88,7 +88,7 @@ TEST_CASE("every registered algorithm on split sub-comms matches the sequential 
   // For each p: the ranks split by irregular_color with reversed keys; every algorithm of the
   // registry runs a sample of its conformance calls in every sub-comm at once (each
   // sub-comm its own calls, for its size), blocking, nonblocking or persistent in turn.
-  for (int p : {1, 2, 4, 7, 9, 17}) {
+  for (int p = 1; p <= 17; ++p) {
     INFO("p = ", p);
     auto color = [p](int r) { return irregular_color(r, p); };
     const auto groups = expected_groups(p, color, reversed_key);
