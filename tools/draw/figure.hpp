@@ -19,7 +19,8 @@ struct message {
   int from = 0, to = 0;
   std::uint64_t elements = 0;
   bool reduces = false;  // the receiver combines it into what it holds
-  std::string label;     // blocks or element ranges it carries
+  std::string label;     // blocks or element ranges it carries, in the legend's notation
+  std::string detail;    // the buffers' element ranges, when `label` names blocks
 };
 
 struct step_mark {
@@ -47,6 +48,7 @@ struct figure {
   std::string title;  // e.g. "bcast(p=7, root=0, count=8), algorithm binomial"
   coll_args args;
   std::string algo;
+  std::string choice;  // why this algorithm is drawn, when the library chose (draw/choice.hpp)
   bool one_ported = true;
   verify_report report;
   std::size_t rounds = 0;  // columns: every round of the longest schedule
