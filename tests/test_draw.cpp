@@ -10,9 +10,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdlib.h>  // mkdtemp
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -449,4 +454,203 @@ TEST_CASE("Chrome trace export: required keys, a slice per traced round, flow id
     CHECK(count.first == 1);
     CHECK(count.second == 1);
   }
+}
+
+// ---- in a real browser: the text of every drawing is legible -----------------------------
+//
+// Headless Chromium (Debian's `chromium`) loads one page holding the drawings below, laid out
+// both ways (static SVG, and the HTML page's layout one step at a time), and a script there
+// measures every text element with getBBox(): two text boxes that overlap, a text below
+// draw_min_font pixels or a text outside its picture is written into the page, which
+// --dump-dom hands back. Skipped, with a message, where Chromium is not installed.
+
+namespace {
+
+constexpr double draw_min_font = 14;
+
+struct browser_figure {
+  std::string name;
+  collective coll = collective::bcast;
+  std::string algo;  // "" : the circulant graph of p ranks
+  int p = 0;
+  std::uint64_t count = 0;  // 0: what `ranklab draw` chooses, max(8, p)
+  int blocks = 0;
+};
+
+const std::vector<browser_figure>& browser_figures() {
+  static const std::vector<browser_figure> figures{
+      {"allreduce recursive_doubling p=8", collective::allreduce, "recursive_doubling", 8},
+      {"allreduce recursive_doubling p=7", collective::allreduce, "recursive_doubling", 7},
+      {"allreduce ring p=8", collective::allreduce, "ring", 8},
+      {"allreduce circulant p=7", collective::allreduce, "circulant", 7},
+      {"allreduce circulant p=8", collective::allreduce, "circulant", 8},
+      {"allreduce rabenseifner p=8", collective::allreduce, "rabenseifner", 8},
+      {"bcast binomial p=7", collective::bcast, "binomial", 7},
+      {"bcast knomial p=8", collective::bcast, "knomial", 8},
+      {"bcast circulant p=7 n=4", collective::bcast, "circulant", 7, 8, 4},
+      {"bcast scatter_allgather p=7", collective::bcast, "scatter_allgather", 7},
+      {"allgather ring p=7", collective::allgather, "ring", 7},
+      {"allgather bruck p=8", collective::allgather, "bruck", 8},
+      {"reduce_scatter_block ring p=7", collective::reduce_scatter_block, "ring", 7},
+      {"alltoall bruck p=8", collective::alltoall, "bruck", 8},
+      {"barrier dissemination p=7", collective::barrier, "dissemination", 7},
+      {"bcast binomial p=40 (summary)", collective::bcast, "binomial", 40},
+      {"circulant graph p=7", collective::bcast, "", 7},
+      {"circulant graph p=8", collective::bcast, "", 8},
+  };
+  return figures;
+}
+
+std::string browser_svg(const browser_figure& f, bool stepping) {
+  if (f.algo.empty()) return draw::circulant_svg(f.p, stepping);
+  const algorithm* a = registry::find(f.coll, f.algo);
+  if (a == nullptr) throw std::runtime_error("no algorithm " + f.algo);
+  const std::uint64_t count =
+      f.count ? f.count : f.coll == collective::barrier ? 0 : std::max<std::uint64_t>(8, static_cast<std::uint64_t>(f.p));
+  call cl = make_call(f.coll, f.p, count, 0, datatype_of<std::int32_t>());
+  coll_args args = args_of(cl);
+  args.params.blocks = f.blocks;
+  return draw::figure_svg(draw::make_figure(*a, args), stepping);
+}
+
+// Measures each <div data-name> 's SVG; with data-steps, once per step with only that
+// step's groups shown (as the HTML page's script shows them).
+constexpr const char* measure_script = R"(
+(function () {
+  var out = [], min = Number(document.body.getAttribute('data-min-font')), checked = 0;
+  function box(t) {
+    var b = t.getBBox(), m = t.getCTM();
+    var xs = [], ys = [];
+    [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]].forEach(function (p) {
+      xs.push(m.a * p[0] + m.c * p[1] + m.e); ys.push(m.b * p[0] + m.d * p[1] + m.f);
+    });
+    return {x0: Math.min.apply(null, xs), x1: Math.max.apply(null, xs), y0: Math.min.apply(null, ys), y1: Math.max.apply(null, ys)};
+  }
+  function shown(e, svg) {
+    for (; e && e !== svg; e = e.parentNode) if (e.style && e.style.display === 'none') return false;
+    return true;
+  }
+  function measure(name, svg) {
+    var w = Number(svg.getAttribute('width')), h = Number(svg.getAttribute('height'));
+    var texts = [], small = [], smallest = min, overlaps = [];
+    svg.querySelectorAll('text').forEach(function (t) {
+      if (!shown(t, svg) || t.textContent.trim() === '') return;
+      var size = parseFloat(getComputedStyle(t).fontSize);
+      if (size < min) { small.push('"' + t.textContent + '" ' + size + 'px'); smallest = Math.min(smallest, size); }
+      var b = box(t);
+      b.text = t.textContent;
+      if (b.x0 < -0.5 || b.y0 < -0.5 || b.x1 > w + 0.5 || b.y1 > h + 0.5)
+        out.push(name + ': outside the ' + w + 'x' + h + ' picture: "' + b.text + '" at ' + Math.round(b.x0) + ',' + Math.round(b.y0));
+      texts.push(b);
+      ++checked;
+    });
+    for (var i = 0; i < texts.length; ++i)
+      for (var j = i + 1; j < texts.length; ++j) {
+        var a = texts[i], b = texts[j];
+        var ix = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0), iy = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+        if (ix > 1 && iy > 1)
+          overlaps.push('"' + a.text + '" overlaps "' + b.text + '" at ' + Math.round(Math.max(a.x0, b.x0)) + ',' +
+                        Math.round(Math.max(a.y0, b.y0)));
+      }
+    if (small.length)
+      out.push(name + ': ' + small.length + ' of ' + texts.length + ' texts below ' + min + 'px (smallest ' + smallest +
+               'px), e.g. ' + small.slice(0, 3).join(', '));
+    if (overlaps.length)
+      out.push(name + ': ' + overlaps.length + ' overlapping pairs of texts: ' + overlaps.slice(0, 8).join('; ') +
+               (overlaps.length > 8 ? '; ...' : ''));
+  }
+  document.querySelectorAll('div[data-name]').forEach(function (d) {
+    var svg = d.querySelector('svg'), name = d.getAttribute('data-name');
+    var groups = svg.querySelectorAll('[data-step]');
+    if (!d.hasAttribute('data-steps') || groups.length === 0) { measure(name, svg); return; }
+    var steps = {};
+    groups.forEach(function (g) { steps[g.getAttribute('data-step')] = true; });
+    Object.keys(steps).forEach(function (s) {
+      groups.forEach(function (g) { g.style.display = g.getAttribute('data-step') === s ? '' : 'none'; });
+      measure(name + ' (HTML, step ' + s + ')', svg);
+    });
+  });
+  document.getElementById('report').textContent = out.join('\n');
+  document.body.setAttribute('data-checked', String(checked));
+})();
+)";
+
+std::string find_chromium() {
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (std::filesystem::exists(path)) return path;
+  return {};
+}
+
+std::string unescape_html(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '&') {
+      const auto semi = s.find(';', i);
+      const std::string_view e = s.substr(i + 1, semi - i - 1);
+      const char* rep = e == "amp" ? "&" : e == "lt" ? "<" : e == "gt" ? ">" : e == "quot" ? "\"" : nullptr;
+      if (rep != nullptr && semi != std::string_view::npos) {
+        out += rep;
+        i = semi;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+// Loads `html` in headless Chromium and returns the DOM after its scripts ran.
+std::string chromium_dom(const std::string& chromium, const std::string& html) {
+  namespace fs = std::filesystem;
+  std::string dir_template = (fs::temp_directory_path() / "ranklab_draw_chromium_XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  const fs::path dir = dir_template;
+  const fs::path page = dir / "page.html", dom = dir / "dom.html", log = dir / "chromium.log";
+  std::ofstream(page, std::ios::binary) << html;
+  fs::create_directory(dir / "profile");
+  const std::string command = fmt::format(
+      "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-component-update --disable-sync --no-first-run --user-data-dir='{}' --dump-dom 'file://{}' >'{}' "
+      "2>'{}'",
+      chromium, (dir / "profile").string(), page.string(), dom.string(), log.string());
+  const int rc = std::system(command.c_str());
+  std::ifstream in(dom, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream log_in(log, std::ios::binary);
+  const std::string log_text((std::istreambuf_iterator<char>(log_in)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  if (rc != 0 || text.empty())
+    throw std::runtime_error(fmt::format("chromium failed (status {}): {}", rc, log_text.substr(0, 2000)));
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("in headless Chromium: no two texts of a drawing overlap, none is below 14 px or outside the picture") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    MESSAGE("skipped: chromium is not installed (apt-get install chromium): the drawings' text is not measured");
+    return;
+  }
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"></head><body data-min-font=\"{}\">\n",
+      draw_min_font);
+  for (const browser_figure& f : browser_figures())
+    for (const bool stepping : {false, true})
+      html += fmt::format("<div data-name=\"{}{}\"{}>\n{}</div>\n", f.name, stepping ? " (HTML)" : "",
+                          stepping ? " data-steps=\"1\"" : "", browser_svg(f, stepping));
+  html += fmt::format("<pre id=\"report\"></pre>\n<script>{}</script>\n</body></html>\n", measure_script);
+  const std::string dom = chromium_dom(chromium, html);
+  const auto checked = dom.find("data-checked=\"");
+  REQUIRE_MESSAGE(checked != std::string::npos, "the measuring script did not run");
+  CHECK(std::stoi(dom.substr(checked + 14)) > 1000);
+  const auto begin = dom.find("<pre id=\"report\">"), end = dom.find("</pre>", begin);
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::istringstream report(unescape_html(dom.substr(begin + 17, end - begin - 17)));
+  std::vector<std::string> problems;
+  for (std::string line; std::getline(report, line);)
+    if (!line.empty()) problems.push_back(line);
+  for (const std::string& p : problems) MESSAGE(p);
+  CHECK_MESSAGE(problems.empty(), problems.size() << " problems with the drawings' text (listed above)");
 }
