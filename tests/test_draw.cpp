@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "draw/choice.hpp"
 #include "draw/figure.hpp"
 #include "draw/page.hpp"
 #include "draw/views.hpp"
@@ -653,4 +654,72 @@ TEST_CASE("in headless Chromium: no two texts of a drawing overlap, none is belo
     if (!line.empty()) problems.push_back(line);
   for (const std::string& p : problems) MESSAGE(p);
   CHECK_MESSAGE(problems.empty(), problems.size() << " problems with the drawings' text (listed above)");
+}
+
+TEST_CASE("the caption says how many ranks send in each round, from the schedules") {
+  struct drawn {
+    collective coll;
+    const char* algo;
+    int p, blocks;
+  };
+  for (const drawn d : {drawn{collective::bcast, "circulant", 7, 4}, drawn{collective::bcast, "binomial", 7, 0},
+                        drawn{collective::allreduce, "ring", 8, 0}, drawn{collective::allreduce, "circulant", 7, 0}}) {
+    const std::string algo = d.algo;
+    CAPTURE(algo);
+    CAPTURE(d.p);
+    const algorithm* a = registry::find(d.coll, d.algo);
+    REQUIRE(a != nullptr);
+    coll_args args = args_of(make_call(d.coll, d.p, 8, 0, datatype_of<std::int32_t>()));
+    args.params.blocks = d.blocks;
+    const schedule_set schedules = build_all(*a, args);
+    std::size_t rounds = 0;
+    for (const schedule& s : schedules) rounds = std::max(rounds, s.rounds().size());
+    std::vector<int> senders(rounds);
+    for (const schedule& s : schedules)
+      for (std::size_t i = 0; i < s.rounds().size(); ++i) senders[i] += s.rounds()[i].send_to != no_rank;
+    std::vector<std::string> texts;
+    const node svg = parse_xml(draw::figure_svg(draw::make_figure(*a, args), false));
+    for (const node* t : find_all(svg, "text", "caption")) texts.push_back(t->text);
+    const std::string caption = fmt::format("{}", fmt::join(texts, "\n"));
+    CAPTURE(caption);
+    const bool all = std::all_of(senders.begin(), senders.end(), [&](int n) { return n == d.p; });
+    if (all) {
+      CHECK(caption.find("every rank sends a message in every round") != std::string::npos);
+    } else {
+      CHECK(caption.find(fmt::format("ranks sending in rounds 0..{}: {} (of p = {})", rounds - 1,
+                                     fmt::join(senders, " "), d.p)) != std::string::npos);
+      CHECK(caption.find("every rank sends") == std::string::npos);
+    }
+  }
+  // The circulant broadcast at p = 7 with 4 blocks: the root alone in round 0.
+  const algorithm* circulant = registry::find(collective::bcast, "circulant");
+  coll_args args = args_of(make_call(collective::bcast, 7, 8, 0, datatype_of<std::int32_t>()));
+  args.params.blocks = 4;
+  CHECK(draw::make_figure(*circulant, args).round_messages.front() == 1);
+}
+
+TEST_CASE("left to the library, a drawing shows a one-ported algorithm with messages, and says why") {
+  const call cl = make_call(collective::allreduce, 8, 8, 0, datatype_of<std::int32_t>());
+  const coll_args args = args_of(cl);
+  const algorithm* slots = registry::find(collective::allreduce, "slots");
+  REQUIRE(slots != nullptr);
+  CHECK_FALSE(draw::has_messages(*slots, args));
+  const draw::drawn_choice c = draw::drawable_algorithm(*slots, "the table", args, cl.type.size);
+  REQUIRE(c.drawn != nullptr);
+  CHECK(c.library == slots);
+  CHECK(c.drawn->one_ported);
+  CHECK(draw::has_messages(*c.drawn, args));
+  CHECK(c.why.find("'slots'") != std::string::npos);
+  CHECK(c.why.find(std::string(c.drawn->name)) != std::string::npos);
+  // A one-ported pick with messages is drawn as it is, with nothing to explain.
+  const algorithm* ring = registry::find(collective::allreduce, "ring");
+  REQUIRE(ring != nullptr);
+  const draw::drawn_choice same = draw::drawable_algorithm(*ring, "requested", args, cl.type.size);
+  CHECK(same.drawn == ring);
+  CHECK(same.why.empty());
+  // p = 1: nothing sends; the library's pick stays, and the reason says so.
+  const coll_args one = args_of(make_call(collective::allreduce, 1, 8, 0, datatype_of<std::int32_t>()));
+  const draw::drawn_choice alone = draw::drawable_algorithm(*slots, "the table", one, cl.type.size);
+  CHECK(alone.drawn == slots);
+  CHECK(alone.why.find("no one-ported algorithm sends") != std::string::npos);
 }
