@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <stdlib.h>  // mkdtemp
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -17,7 +18,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <stdlib.h>  // mkdtemp
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -506,8 +506,10 @@ std::string browser_svg(const browser_figure& f, bool stepping) {
   if (f.algo.empty()) return draw::circulant_svg(f.p, stepping);
   const algorithm* a = registry::find(f.coll, f.algo);
   if (a == nullptr) throw std::runtime_error("no algorithm " + f.algo);
-  const std::uint64_t count =
-      f.count ? f.count : f.coll == collective::barrier ? 0 : std::max<std::uint64_t>(8, static_cast<std::uint64_t>(f.p));
+  const std::uint64_t count = f.count ? f.count
+                              : f.coll == collective::barrier
+                                  ? 0
+                                  : std::max<std::uint64_t>(8, static_cast<std::uint64_t>(f.p));
   call cl = make_call(f.coll, f.p, count, 0, datatype_of<std::int32_t>());
   coll_args args = args_of(cl);
   args.params.blocks = f.blocks;
@@ -640,6 +642,25 @@ TEST_CASE("in headless Chromium: no two texts of a drawing overlap, none is belo
     for (const bool stepping : {false, true})
       html += fmt::format("<div data-name=\"{}{}\"{}>\n{}</div>\n", f.name, stepping ? " (HTML)" : "",
                           stepping ? " data-steps=\"1\"" : "", browser_svg(f, stepping));
+  // And every other one-ported algorithm at p = 8, as a static SVG.
+  int others = 0;
+  for (const algorithm* a : registry::all()) {
+    if (!a->one_ported) continue;
+    const browser_figure f{fmt::format("{} {} p=8", name(a->coll), a->name), a->coll, std::string(a->name), 8};
+    const call cl = draw_call(a->coll, 8, 0);
+    if (!meets_preconditions(*a, args_of(cl))) continue;
+    const bool listed = std::any_of(browser_figures().begin(), browser_figures().end(), [&](const browser_figure& g) {
+      return g.coll == f.coll && g.algo == f.algo && g.p == 8;
+    });
+    if (listed) continue;
+    coll_args args = args_of(has_vector_counts(a->coll) ? cl
+                                                        : make_call(a->coll, 8, a->coll == collective::barrier ? 0 : 8,
+                                                                    0, datatype_of<std::int32_t>()));
+    html +=
+        fmt::format("<div data-name=\"{}\">\n{}</div>\n", f.name, draw::figure_svg(draw::make_figure(*a, args), false));
+    ++others;
+  }
+  CHECK(others > 20);
   html += fmt::format("<pre id=\"report\"></pre>\n<script>{}</script>\n</body></html>\n", measure_script);
   const std::string dom = chromium_dom(chromium, html);
   const auto checked = dom.find("data-checked=\"");

@@ -63,7 +63,8 @@ double since_us(std::chrono::steady_clock::time_point t0) {
 // One collective's times: [call][rank], call 0 the cold one.
 struct call_times {
   std::vector<std::vector<double>> us;
-  call_times(int calls, int p) : us(static_cast<std::size_t>(calls), std::vector<double>(static_cast<std::size_t>(p))) {}
+  call_times(int calls, int p)
+      : us(static_cast<std::size_t>(calls), std::vector<double>(static_cast<std::size_t>(p))) {}
   double slowest(std::size_t call) const { return *std::max_element(us[call].begin(), us[call].end()); }
   double cold() const { return slowest(0); }
   double warm() const {
@@ -96,9 +97,9 @@ std::string execution_words(const team& t, const machine_info& m) {
   for (const binding_info& b : bindings)
     if (const auto at = b.note.find("worker "); at != std::string::npos)
       workers.insert(b.note.substr(at + 7, b.note.find_first_not_of("0123456789", at + 7) - at - 7));
-  const std::string on = workers.empty() ? std::string("worker threads")
-                                         : fmt::format("{} worker thread{}", workers.size(),
-                                                       workers.size() == 1 ? "" : "s");
+  const std::string on = workers.empty()
+                             ? std::string("worker threads")
+                             : fmt::format("{} worker thread{}", workers.size(), workers.size() == 1 ? "" : "s");
   return fmt::format("{} rank{} as fibers on {}{}", p, p == 1 ? "" : "s", on,
                      p > m.cores ? fmt::format(" (more ranks than the {} cores)", m.cores) : std::string());
 }

@@ -92,22 +92,22 @@ void draw_algorithm(const draw_options& o) {
     usage_failure("--algo " + std::string(a.name) + ": " + e.cause());
   }
   write_or_fail([&] { draw::write_figure(fig, o.out); });
-  report_written(o,
-                 {{"file", o.out},
-                  {"coll", std::string(name(c))},
-                  {"algo", std::string(a.name)},
-                  {"p", o.p},
-                  {"rounds", fig.report.rounds},
-                  {"messages", fig.report.messages},
-                  {"elements", fig.report.elements},
-                  {"data_flow", fig.has_flow},
-                  {"selected", std::string(choice.library->name)},
-                  {"selection_reason", choice.library_reason},
-                  {"drawn_instead_because", choice.why}},
-                 fmt::format("wrote {}: {}, {} rounds, {} messages{}\n  algorithm {}: {}", o.out, fig.title,
-                             fig.report.rounds, fig.report.messages,
-                             o.p > draw::max_detailed_p ? " (per-round summary)" : "", a.name,
-                             choice.why.empty() ? choice.library_reason : choice.why));
+  report_written(
+      o,
+      {{"file", o.out},
+       {"coll", std::string(name(c))},
+       {"algo", std::string(a.name)},
+       {"p", o.p},
+       {"rounds", fig.report.rounds},
+       {"messages", fig.report.messages},
+       {"elements", fig.report.elements},
+       {"data_flow", fig.has_flow},
+       {"selected", std::string(choice.library->name)},
+       {"selection_reason", choice.library_reason},
+       {"drawn_instead_because", choice.why}},
+      fmt::format("wrote {}: {}, {} rounds, {} messages{}\n  algorithm {}: {}", o.out, fig.title, fig.report.rounds,
+                  fig.report.messages, o.p > draw::max_detailed_p ? " (per-round summary)" : "", a.name,
+                  choice.why.empty() ? choice.library_reason : choice.why));
 }
 
 }  // namespace

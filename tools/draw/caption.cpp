@@ -21,8 +21,8 @@ constexpr double line_height = 20;
 std::string senders_line(const figure& fig) {
   if (fig.rounds == 0 || fig.report.messages == 0) return {};
   const auto p = static_cast<std::uint64_t>(fig.args.p);
-  const bool all = std::all_of(fig.round_messages.begin(), fig.round_messages.end(),
-                               [&](std::uint64_t n) { return n == p; });
+  const bool all =
+      std::all_of(fig.round_messages.begin(), fig.round_messages.end(), [&](std::uint64_t n) { return n == p; });
   if (all) return fmt::format("every rank sends a message in every round ({} per round)", p);
   std::vector<std::string> counts;
   for (const std::uint64_t n : fig.round_messages) counts.push_back(std::to_string(n));
@@ -128,7 +128,8 @@ view legend_view(const figure& fig, double max_width) {
     };
   };
   const auto nothing = [](double, double) {};
-  if (!fig.messages.empty()) item(40, "message, in its sender's colour, labelled on the sender's row", arrow("url(#head)"));
+  if (!fig.messages.empty())
+    item(40, "message, in its sender's colour, labelled on the sender's row", arrow("url(#head)"));
   if (reduces) item(48, "reduced into the receiver's data (⊕ in the label)", arrow("url(#head-reduce)"));
   if (blocks) item(0, "Bi: block i of the data (a cell of the data-flow grid)", nothing);
   if (out) item(0, "out[a,b): elements a..b-1 of the output buffer", nothing);
@@ -143,16 +144,16 @@ view legend_view(const figure& fig, double max_width) {
   };
   if (has_step(false))
     item(14, "local copy", [&](double at, double top) {
-    w.open("g", {{"class", "step copy"}});
-    w.leaf("rect", {{"x", num(at)}, {"y", num(top + 6)}, {"width", "8"}, {"height", "8"}});
-    w.close("g");
-  });
+      w.open("g", {{"class", "step copy"}});
+      w.leaf("rect", {{"x", num(at)}, {"y", num(top + 6)}, {"width", "8"}, {"height", "8"}});
+      w.close("g");
+    });
   if (has_step(true))
     item(16, "local reduction", [&](double at, double top) {
-    w.open("g", {{"class", "step reduce"}});
-    w.leaf("circle", {{"cx", num(at + 5)}, {"cy", num(top + 10)}, {"r", "5"}});
-    w.close("g");
-  });
+      w.open("g", {{"class", "step reduce"}});
+      w.leaf("circle", {{"cx", num(at + 5)}, {"cy", num(top + 10)}, {"r", "5"}});
+      w.close("g");
+    });
   return {w.str(), width, x > 0 ? y + line : y};
 }
 

@@ -26,19 +26,22 @@ drawn_choice drawable_algorithm(const algorithm& library, std::string library_re
     const double t = a->cost ? a->cost(args, elem_size, cost_model{}) : std::numeric_limits<double>::max();
     if (best == nullptr || t < best_time) best = a, best_time = t;
   }
-  const std::string what = library.one_ported
-                               ? fmt::format("'{}', whose schedules send no message for this call (nothing to draw)", library.name)
-                               : fmt::format("'{}', a shared-memory algorithm outside the one-ported model (no "
-                                             "messages to draw)",
-                                             library.name);
+  const std::string what =
+      library.one_ported
+          ? fmt::format("'{}', whose schedules send no message for this call (nothing to draw)", library.name)
+          : fmt::format(
+                "'{}', a shared-memory algorithm outside the one-ported model (no "
+                "messages to draw)",
+                library.name);
   if (best == nullptr) {  // p = 1, or a barrier of one rank: no algorithm sends anything
     c.why = fmt::format("the library picks {}; no one-ported algorithm sends a message for this call either", what);
     return c;
   }
   c.drawn = best;
-  c.why = fmt::format("the library picks {}; drawn instead: '{}', the one-ported algorithm the cost model predicts "
-                      "fastest for this call",
-                      what, best->name);
+  c.why = fmt::format(
+      "the library picks {}; drawn instead: '{}', the one-ported algorithm the cost model predicts "
+      "fastest for this call",
+      what, best->name);
   return c;
 }
 

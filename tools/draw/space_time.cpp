@@ -54,7 +54,6 @@ columns layout(const figure& fig) {
   return c;
 }
 
-
 void draw_grid(svg_writer& w, const figure& fig, const columns& c, double right) {
   const double bottom = rows_top + fig.args.p * row_height;
   if (c.prologue)
@@ -115,8 +114,7 @@ void draw_messages(svg_writer& w, const figure& fig, const columns& c) {
       const double out = wrap > 0 ? bottom : top, in = wrap > 0 ? top : bottom;
       const double first = std::abs(out - y0), total = first + std::abs(y1 - in);
       const double xm = x0 + (x1 - x0) * first / total;
-      w.leaf("line",
-             {{"x1", num(x0)}, {"y1", num(y0)}, {"x2", num(xm)}, {"y2", num(out)}, {"stroke", colour}});
+      w.leaf("line", {{"x1", num(x0)}, {"y1", num(y0)}, {"x2", num(xm)}, {"y2", num(out)}, {"stroke", colour}});
       w.leaf("line", {{"x1", num(xm)},
                       {"y1", num(in)},
                       {"x2", num(x1)},
