@@ -461,7 +461,8 @@ TEST_CASE("Chrome trace export: required keys, a slice per traced round, flow id
 //
 // Headless Chromium (Debian's `chromium`) loads one page holding the drawings below, laid out
 // both ways (static SVG, and the HTML page's layout one step at a time), and a script there
-// measures every text element with getBBox(): two text boxes that overlap, a text below
+// measures every text element with getBBox() (in the HTML layout with the current round's
+// bold labels everywhere): two text boxes that overlap, a text below
 // draw_min_font pixels or a text outside its picture is written into the page, which
 // --dump-dom hands back. Skipped, with a message, where Chromium is not installed.
 
@@ -566,6 +567,9 @@ constexpr const char* measure_script = R"(
     var svg = d.querySelector('svg'), name = d.getAttribute('data-name');
     var groups = svg.querySelectorAll('[data-step]');
     if (!d.hasAttribute('data-steps') || groups.length === 0) { measure(name, svg); return; }
+    // The page's script marks the current round's elements .now (bold labels): measure
+    // every label as the widest it is shown.
+    svg.querySelectorAll('[data-round]').forEach(function (e) { e.classList.add('now'); });
     var steps = {};
     groups.forEach(function (g) { steps[g.getAttribute('data-step')] = true; });
     Object.keys(steps).forEach(function (s) {
