@@ -139,6 +139,17 @@ view legend_view(const figure& fig, double max_width) {
                   [&](const message& m) { return wraps_around(m, fig.args.p) != 0; }))
     item(0, "an arrow leaving at the bottom comes back in at the top, or the reverse (rank p-1 next to rank 0)",
          nothing);
+  if (!fig.fences.empty())
+    item(16, "fence: no rank goes on before all have arrived", [&](double at, double top) {
+      w.open("g", {{"class", "fence"}});
+      w.leaf("line", {{"x1", num(at + 6)}, {"y1", num(top)}, {"x2", num(at + 6)}, {"y2", num(top + 20)}});
+      w.close("g");
+    });
+  if (std::any_of(fig.steps.begin(), fig.steps.end(), [](const step_mark& s) { return s.peer != no_rank; }))
+    item(16, "a local step reading or writing another rank's buffer (shared memory)", [&](double at, double top) {
+      w.leaf("line",
+             {{"x1", num(at + 6)}, {"y1", num(top)}, {"x2", num(at + 6)}, {"y2", num(top + 20)}, {"class", "remote"}});
+    });
   const auto has_step = [&](bool reduce) {
     return std::any_of(fig.steps.begin(), fig.steps.end(), [&](const step_mark& s) { return s.reduces == reduce; });
   };
