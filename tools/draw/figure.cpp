@@ -68,6 +68,7 @@ figure make_figure(const algorithm& a, const coll_args& args) {
       ++fig.round_messages[i];
     }
   }
+  fig.block_names = c.blocks && c.bounds.size() > 2;  // as regions_label names them
   compute_flow(fig, schedules, c);
   return fig;
 }

@@ -56,8 +56,9 @@ struct figure {
   std::vector<step_mark> steps;
   std::vector<std::size_t> fences;  // rounds that are team-wide fences
   std::vector<std::uint64_t> round_elements, round_messages;
-  bool has_flow = false;  // data flow computed (p <= max_data_flow_ranks, sizes within bounds)
-  std::string flow_note;  // why not, when not
+  bool has_flow = false;     // data flow computed (p <= max_data_flow_ranks, sizes within bounds)
+  bool block_names = false;  // the labels name the grid's cells B0, B1, ... (else element ranges)
+  std::string flow_note;     // why not, when not
   flow_grid flow;
 };
 

@@ -84,9 +84,23 @@ view one_step(const figure& fig, std::size_t step, double cw) {
         w.leaf("text", {{"x", num(x + cw / 2)}, {"y", num(y + h / 2 + 5)}, {"class", "count"}}, count);
     }
   }
+  // Under the grid, the cells' names as the message labels give them (B0, B1, ...), where
+  // they fit.
+  double bottom = rows_top + fig.args.p * row_height;
+  if (fig.block_names) {
+    std::size_t most = 0;
+    for (const auto& row : ranks) most = std::max(most, row.size());
+    const bool fits = text_width(fmt::format("B{}", most ? most - 1 : 0)) + 2 <= cw;
+    for (std::size_t i = 0; fits && i < most; ++i)
+      w.leaf(
+          "text",
+          {{"x", num(grid_label + (static_cast<double>(i) + 0.5) * cw)}, {"y", num(bottom + 12)}, {"class", "count"}},
+          fmt::format("B{}", i));
+    if (fits) bottom += 18;
+  }
   // Wide enough for its heading, so that the next step's grid does not run into it.
   right = std::max(right, grid_label + text_width(step_name(step)));
-  return {w.str(), right + 16, rows_top + fig.args.p * row_height};
+  return {w.str(), right + 16, bottom};
 }
 
 }  // namespace
