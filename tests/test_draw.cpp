@@ -8,8 +8,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <stdlib.h>  // mkdtemp
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "draw/choice.hpp"
 #include "draw/figure.hpp"
 #include "draw/page.hpp"
 #include "draw/views.hpp"
@@ -449,4 +455,296 @@ TEST_CASE("Chrome trace export: required keys, a slice per traced round, flow id
     CHECK(count.first == 1);
     CHECK(count.second == 1);
   }
+}
+
+// ---- in a real browser: the text of every drawing is legible -----------------------------
+//
+// Headless Chromium (Debian's `chromium`) loads one page holding the drawings below, laid out
+// both ways (static SVG, and the HTML page's layout one step at a time), and a script there
+// measures every text element with getBBox() (in the HTML layout with the current round's
+// bold labels everywhere): two text boxes that overlap, a text below
+// draw_min_font pixels or a text outside its picture is written into the page, which
+// --dump-dom hands back. Skipped, with a message, where Chromium is not installed.
+
+namespace {
+
+constexpr double draw_min_font = 14;
+
+struct browser_figure {
+  std::string name;
+  collective coll = collective::bcast;
+  std::string algo;  // "" : the circulant graph of p ranks
+  int p = 0;
+  std::uint64_t count = 0;  // 0: what `ranklab draw` chooses, max(8, p)
+  int blocks = 0;
+};
+
+const std::vector<browser_figure>& browser_figures() {
+  static const std::vector<browser_figure> figures{
+      {"allreduce recursive_doubling p=8", collective::allreduce, "recursive_doubling", 8},
+      {"allreduce recursive_doubling p=7", collective::allreduce, "recursive_doubling", 7},
+      {"allreduce ring p=8", collective::allreduce, "ring", 8},
+      {"allreduce circulant p=7", collective::allreduce, "circulant", 7},
+      {"allreduce circulant p=8", collective::allreduce, "circulant", 8},
+      {"allreduce rabenseifner p=8", collective::allreduce, "rabenseifner", 8},
+      {"bcast binomial p=7", collective::bcast, "binomial", 7},
+      {"bcast knomial p=8", collective::bcast, "knomial", 8},
+      {"bcast circulant p=7 n=4", collective::bcast, "circulant", 7, 8, 4},
+      {"bcast scatter_allgather p=7", collective::bcast, "scatter_allgather", 7},
+      {"allgather ring p=7", collective::allgather, "ring", 7},
+      {"allgather bruck p=8", collective::allgather, "bruck", 8},
+      {"reduce_scatter_block ring p=7", collective::reduce_scatter_block, "ring", 7},
+      {"alltoall bruck p=8", collective::alltoall, "bruck", 8},
+      {"barrier dissemination p=7", collective::barrier, "dissemination", 7},
+      {"bcast binomial p=40 (summary)", collective::bcast, "binomial", 40},
+      {"circulant graph p=7", collective::bcast, "", 7},
+      {"circulant graph p=8", collective::bcast, "", 8},
+  };
+  return figures;
+}
+
+std::string browser_svg(const browser_figure& f, bool stepping) {
+  if (f.algo.empty()) return draw::circulant_svg(f.p, stepping);
+  const algorithm* a = registry::find(f.coll, f.algo);
+  if (a == nullptr) throw std::runtime_error("no algorithm " + f.algo);
+  const std::uint64_t count = f.count ? f.count
+                              : f.coll == collective::barrier
+                                  ? 0
+                                  : std::max<std::uint64_t>(8, static_cast<std::uint64_t>(f.p));
+  call cl = make_call(f.coll, f.p, count, 0, datatype_of<std::int32_t>());
+  coll_args args = args_of(cl);
+  args.params.blocks = f.blocks;
+  return draw::figure_svg(draw::make_figure(*a, args), stepping);
+}
+
+// Measures each <div data-name> 's SVG; with data-steps, once per step with only that
+// step's groups shown (as the HTML page's script shows them).
+constexpr const char* measure_script = R"(
+(function () {
+  var out = [], min = Number(document.body.getAttribute('data-min-font')), checked = 0;
+  function box(t) {
+    var b = t.getBBox(), m = t.getCTM();
+    var xs = [], ys = [];
+    [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]].forEach(function (p) {
+      xs.push(m.a * p[0] + m.c * p[1] + m.e); ys.push(m.b * p[0] + m.d * p[1] + m.f);
+    });
+    return {x0: Math.min.apply(null, xs), x1: Math.max.apply(null, xs), y0: Math.min.apply(null, ys), y1: Math.max.apply(null, ys)};
+  }
+  function shown(e, svg) {
+    for (; e && e !== svg; e = e.parentNode) if (e.style && e.style.display === 'none') return false;
+    return true;
+  }
+  function measure(name, svg) {
+    var w = Number(svg.getAttribute('width')), h = Number(svg.getAttribute('height'));
+    var texts = [], small = [], smallest = min, overlaps = [];
+    svg.querySelectorAll('text').forEach(function (t) {
+      if (!shown(t, svg) || t.textContent.trim() === '') return;
+      var size = parseFloat(getComputedStyle(t).fontSize);
+      if (size < min) { small.push('"' + t.textContent + '" ' + size + 'px'); smallest = Math.min(smallest, size); }
+      var b = box(t);
+      b.text = t.textContent;
+      if (b.x0 < -0.5 || b.y0 < -0.5 || b.x1 > w + 0.5 || b.y1 > h + 0.5)
+        out.push(name + ': outside the ' + w + 'x' + h + ' picture: "' + b.text + '" at ' + Math.round(b.x0) + ',' + Math.round(b.y0));
+      texts.push(b);
+      ++checked;
+    });
+    for (var i = 0; i < texts.length; ++i)
+      for (var j = i + 1; j < texts.length; ++j) {
+        var a = texts[i], b = texts[j];
+        var ix = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0), iy = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+        if (ix > 1 && iy > 1)
+          overlaps.push('"' + a.text + '" overlaps "' + b.text + '" at ' + Math.round(Math.max(a.x0, b.x0)) + ',' +
+                        Math.round(Math.max(a.y0, b.y0)));
+      }
+    if (small.length)
+      out.push(name + ': ' + small.length + ' of ' + texts.length + ' texts below ' + min + 'px (smallest ' + smallest +
+               'px), e.g. ' + small.slice(0, 3).join(', '));
+    if (overlaps.length)
+      out.push(name + ': ' + overlaps.length + ' overlapping pairs of texts: ' + overlaps.slice(0, 8).join('; ') +
+               (overlaps.length > 8 ? '; ...' : ''));
+  }
+  document.querySelectorAll('div[data-name]').forEach(function (d) {
+    var svg = d.querySelector('svg'), name = d.getAttribute('data-name');
+    var groups = svg.querySelectorAll('[data-step]');
+    if (!d.hasAttribute('data-steps') || groups.length === 0) { measure(name, svg); return; }
+    // The page's script marks the current round's elements .now (bold labels): measure
+    // every label as the widest it is shown.
+    svg.querySelectorAll('[data-round]').forEach(function (e) { e.classList.add('now'); });
+    var steps = {};
+    groups.forEach(function (g) { steps[g.getAttribute('data-step')] = true; });
+    Object.keys(steps).forEach(function (s) {
+      groups.forEach(function (g) { g.style.display = g.getAttribute('data-step') === s ? '' : 'none'; });
+      measure(name + ' (HTML, step ' + s + ')', svg);
+    });
+  });
+  document.getElementById('report').textContent = out.join('\n');
+  document.body.setAttribute('data-checked', String(checked));
+})();
+)";
+
+std::string find_chromium() {
+  for (const char* path : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (std::filesystem::exists(path)) return path;
+  return {};
+}
+
+std::string unescape_html(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '&') {
+      const auto semi = s.find(';', i);
+      const std::string_view e = s.substr(i + 1, semi - i - 1);
+      const char* rep = e == "amp" ? "&" : e == "lt" ? "<" : e == "gt" ? ">" : e == "quot" ? "\"" : nullptr;
+      if (rep != nullptr && semi != std::string_view::npos) {
+        out += rep;
+        i = semi;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+// Loads `html` in headless Chromium and returns the DOM after its scripts ran.
+std::string chromium_dom(const std::string& chromium, const std::string& html) {
+  namespace fs = std::filesystem;
+  std::string dir_template = (fs::temp_directory_path() / "ranklab_draw_chromium_XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  const fs::path dir = dir_template;
+  const fs::path page = dir / "page.html", dom = dir / "dom.html", log = dir / "chromium.log";
+  std::ofstream(page, std::ios::binary) << html;
+  fs::create_directory(dir / "profile");
+  const std::string command = fmt::format(
+      "timeout 120 '{}' --headless --no-sandbox --disable-gpu --disable-background-networking "
+      "--disable-component-update --disable-sync --no-first-run --user-data-dir='{}' --dump-dom 'file://{}' >'{}' "
+      "2>'{}'",
+      chromium, (dir / "profile").string(), page.string(), dom.string(), log.string());
+  const int rc = std::system(command.c_str());
+  std::ifstream in(dom, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream log_in(log, std::ios::binary);
+  const std::string log_text((std::istreambuf_iterator<char>(log_in)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  if (rc != 0 || text.empty())
+    throw std::runtime_error(fmt::format("chromium failed (status {}): {}", rc, log_text.substr(0, 2000)));
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("in headless Chromium: no two texts of a drawing overlap, none is below 14 px or outside the picture") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    MESSAGE("skipped: chromium is not installed (apt-get install chromium): the drawings' text is not measured");
+    return;
+  }
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"></head><body data-min-font=\"{}\">\n",
+      draw_min_font);
+  for (const browser_figure& f : browser_figures())
+    for (const bool stepping : {false, true})
+      html += fmt::format("<div data-name=\"{}{}\"{}>\n{}</div>\n", f.name, stepping ? " (HTML)" : "",
+                          stepping ? " data-steps=\"1\"" : "", browser_svg(f, stepping));
+  // And every other one-ported algorithm at p = 8, as a static SVG.
+  int others = 0;
+  for (const algorithm* a : registry::all()) {
+    if (!a->one_ported) continue;
+    const browser_figure f{fmt::format("{} {} p=8", name(a->coll), a->name), a->coll, std::string(a->name), 8};
+    const call cl = draw_call(a->coll, 8, 0);
+    if (!meets_preconditions(*a, args_of(cl))) continue;
+    const bool listed = std::any_of(browser_figures().begin(), browser_figures().end(), [&](const browser_figure& g) {
+      return g.coll == f.coll && g.algo == f.algo && g.p == 8;
+    });
+    if (listed) continue;
+    coll_args args = args_of(has_vector_counts(a->coll) ? cl
+                                                        : make_call(a->coll, 8, a->coll == collective::barrier ? 0 : 8,
+                                                                    0, datatype_of<std::int32_t>()));
+    html +=
+        fmt::format("<div data-name=\"{}\">\n{}</div>\n", f.name, draw::figure_svg(draw::make_figure(*a, args), false));
+    ++others;
+  }
+  CHECK(others > 20);
+  html += fmt::format("<pre id=\"report\"></pre>\n<script>{}</script>\n</body></html>\n", measure_script);
+  const std::string dom = chromium_dom(chromium, html);
+  const auto checked = dom.find("data-checked=\"");
+  REQUIRE_MESSAGE(checked != std::string::npos, "the measuring script did not run");
+  CHECK(std::stoi(dom.substr(checked + 14)) > 1000);
+  const auto begin = dom.find("<pre id=\"report\">"), end = dom.find("</pre>", begin);
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  std::istringstream report(unescape_html(dom.substr(begin + 17, end - begin - 17)));
+  std::vector<std::string> problems;
+  for (std::string line; std::getline(report, line);)
+    if (!line.empty()) problems.push_back(line);
+  for (const std::string& p : problems) MESSAGE(p);
+  CHECK_MESSAGE(problems.empty(), problems.size() << " problems with the drawings' text (listed above)");
+}
+
+TEST_CASE("the caption says how many ranks send in each round, from the schedules") {
+  struct drawn {
+    collective coll;
+    const char* algo;
+    int p, blocks;
+  };
+  for (const drawn d : {drawn{collective::bcast, "circulant", 7, 4}, drawn{collective::bcast, "binomial", 7, 0},
+                        drawn{collective::allreduce, "ring", 8, 0}, drawn{collective::allreduce, "circulant", 7, 0}}) {
+    const std::string algo = d.algo;
+    CAPTURE(algo);
+    CAPTURE(d.p);
+    const algorithm* a = registry::find(d.coll, d.algo);
+    REQUIRE(a != nullptr);
+    coll_args args = args_of(make_call(d.coll, d.p, 8, 0, datatype_of<std::int32_t>()));
+    args.params.blocks = d.blocks;
+    const schedule_set schedules = build_all(*a, args);
+    std::size_t rounds = 0;
+    for (const schedule& s : schedules) rounds = std::max(rounds, s.rounds().size());
+    std::vector<int> senders(rounds);
+    for (const schedule& s : schedules)
+      for (std::size_t i = 0; i < s.rounds().size(); ++i) senders[i] += s.rounds()[i].send_to != no_rank;
+    std::vector<std::string> texts;
+    const node svg = parse_xml(draw::figure_svg(draw::make_figure(*a, args), false));
+    for (const node* t : find_all(svg, "text", "caption")) texts.push_back(t->text);
+    const std::string caption = fmt::format("{}", fmt::join(texts, "\n"));
+    CAPTURE(caption);
+    const bool all = std::all_of(senders.begin(), senders.end(), [&](int n) { return n == d.p; });
+    if (all) {
+      CHECK(caption.find("every rank sends a message in every round") != std::string::npos);
+    } else {
+      CHECK(caption.find(fmt::format("ranks sending in rounds 0..{}: {} (of p = {})", rounds - 1,
+                                     fmt::join(senders, " "), d.p)) != std::string::npos);
+      CHECK(caption.find("every rank sends") == std::string::npos);
+    }
+  }
+  // The circulant broadcast at p = 7 with 4 blocks: the root alone in round 0.
+  const algorithm* circulant = registry::find(collective::bcast, "circulant");
+  coll_args args = args_of(make_call(collective::bcast, 7, 8, 0, datatype_of<std::int32_t>()));
+  args.params.blocks = 4;
+  CHECK(draw::make_figure(*circulant, args).round_messages.front() == 1);
+}
+
+TEST_CASE("left to the library, a drawing shows a one-ported algorithm with messages, and says why") {
+  const call cl = make_call(collective::allreduce, 8, 8, 0, datatype_of<std::int32_t>());
+  const coll_args args = args_of(cl);
+  const algorithm* slots = registry::find(collective::allreduce, "slots");
+  REQUIRE(slots != nullptr);
+  CHECK_FALSE(draw::has_messages(*slots, args));
+  const draw::drawn_choice c = draw::drawable_algorithm(*slots, "the table", args, cl.type.size);
+  REQUIRE(c.drawn != nullptr);
+  CHECK(c.library == slots);
+  CHECK(c.drawn->one_ported);
+  CHECK(draw::has_messages(*c.drawn, args));
+  CHECK(c.why.find("'slots'") != std::string::npos);
+  CHECK(c.why.find(std::string(c.drawn->name)) != std::string::npos);
+  // A one-ported pick with messages is drawn as it is, with nothing to explain.
+  const algorithm* ring = registry::find(collective::allreduce, "ring");
+  REQUIRE(ring != nullptr);
+  const draw::drawn_choice same = draw::drawable_algorithm(*ring, "requested", args, cl.type.size);
+  CHECK(same.drawn == ring);
+  CHECK(same.why.empty());
+  // p = 1: nothing sends; the library's pick stays, and the reason says so.
+  const coll_args one = args_of(make_call(collective::allreduce, 1, 8, 0, datatype_of<std::int32_t>()));
+  const draw::drawn_choice alone = draw::drawable_algorithm(*slots, "the table", one, cl.type.size);
+  CHECK(alone.drawn == slots);
+  CHECK(alone.why.find("no one-ported algorithm sends") != std::string::npos);
 }

@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "cli/checks.hpp"
 #include "commands/commands.hpp"
+#include "draw/choice.hpp"
 #include "draw/output.hpp"
 #include "draw/path_option.hpp"
 #include "draw/views.hpp"
@@ -69,27 +71,43 @@ void draw_algorithm(const draw_options& o) {
   cl.args.params.blocks = static_cast<int>(o.blocks);
   cl.args.commutative = cl.reduction.commutative;
   cl.args.elem_size = cl.type.size;
-  const algorithm& a = o.algorithm.algo == "auto" ? select_algorithm(cl.args, cl.type.size, "auto")
-                                                  : *registry::find(c, o.algorithm.algo);
+  // Left to the library, a drawing shows its pick unless that has no messages to show (a
+  // shared-memory algorithm, outside the one-ported model): then a one-ported stand-in, said so.
+  draw::drawn_choice choice;
+  if (o.algorithm.algo == "auto") {
+    std::string reason;
+    const algorithm& library = select_algorithm(cl.args, cl.type.size, "auto", &reason);
+    choice = draw::drawable_algorithm(library, std::move(reason), cl.args, cl.type.size);
+  } else {
+    choice.library = choice.drawn = registry::find(c, o.algorithm.algo);
+    choice.library_reason = "requested with --algo";
+  }
+  const algorithm& a = *choice.drawn;
   draw::figure fig;
   try {
     check_preconditions(a, cl.args);
     fig = draw::make_figure(a, cl.args);
+    fig.choice = choice.why;
   } catch (const usage_error& e) {
     usage_failure("--algo " + std::string(a.name) + ": " + e.cause());
   }
   write_or_fail([&] { draw::write_figure(fig, o.out); });
-  report_written(o,
-                 {{"file", o.out},
-                  {"coll", std::string(name(c))},
-                  {"algo", std::string(a.name)},
-                  {"p", o.p},
-                  {"rounds", fig.report.rounds},
-                  {"messages", fig.report.messages},
-                  {"elements", fig.report.elements},
-                  {"data_flow", fig.has_flow}},
-                 fmt::format("wrote {}: {}, {} rounds, {} messages{}", o.out, fig.title, fig.report.rounds,
-                             fig.report.messages, o.p > draw::max_detailed_p ? " (per-round summary)" : ""));
+  report_written(
+      o,
+      {{"file", o.out},
+       {"coll", std::string(name(c))},
+       {"algo", std::string(a.name)},
+       {"p", o.p},
+       {"rounds", fig.report.rounds},
+       {"messages", fig.report.messages},
+       {"elements", fig.report.elements},
+       {"data_flow", fig.has_flow},
+       {"selected", std::string(choice.library->name)},
+       {"selection_reason", choice.library_reason},
+       {"drawn_instead_because", choice.why}},
+      fmt::format("wrote {}: {}, {} rounds, {} messages{}\n  algorithm {}: {}", o.out, fig.title, fig.report.rounds,
+                  fig.report.messages, o.p > draw::max_detailed_p ? " (per-round summary)" : "", a.name,
+                  choice.why.empty() ? choice.library_reason : choice.why));
 }
 
 }  // namespace
@@ -113,7 +131,9 @@ void add_draw_command(CLI::App& app) {
       ->required()
       ->check(writable_path())
       ->check(draw::drawing_path());
-  add_output_options(cmd, o.report, "{file, coll, algo, p, rounds, messages, elements, data_flow}");
+  add_output_options(cmd, o.report,
+                     "{file, coll, algo, p, rounds, messages, elements, data_flow, selected, selection_reason, "
+                     "drawn_instead_because}");
   cmd->callback([] {
     if (o.circulant && !o.algorithm.coll.empty())
       usage_failure("--circulant: draws the circulant graph; leave out --coll");

@@ -43,7 +43,7 @@ struct circle {
   static double angle(int r, int p) { return 2 * std::numbers::pi * r / p - std::numbers::pi / 2; }
 };
 
-constexpr double node_radius = 11;
+constexpr double node_radius = 14;
 
 // The chord from node a towards node b, stopping at the nodes' rims.
 void chord(svg_writer& w, const circle& c, int a, int b, int p, std::initializer_list<attr> extra = {}) {
@@ -58,12 +58,12 @@ void chord(svg_writer& w, const circle& c, int a, int b, int p, std::initializer
 // The graph with round k's skip class drawn (k < 0: the graph alone).
 view graph(const table& t, int k) {
   const int p = t.p;
-  const double radius = std::clamp(p * 9.0, 70.0, 200.0);
-  const circle c{radius + 24, radius + 40, radius};
+  const double radius = std::clamp(p * 10.0, 80.0, 220.0);
+  const circle c{radius + 30, radius + 44, radius};
   svg_writer w;
   w.leaf("text", {{"x", num(c.cx)}, {"y", "14"}, {"class", "head"}},
          k < 0 ? fmt::format("p = {}, q = {}, skips {}", p, t.q, fmt::join(t.skips, " "))
-               : fmt::format("round {} of a phase: skip {}", k, t.skips[static_cast<std::size_t>(k)]));
+               : fmt::format("round {}: skip {}", k, t.skips[static_cast<std::size_t>(k)]));
   for (int s = 0; s < t.q; ++s)
     for (int r = 0; r < p; ++r)
       if (p > 1)
@@ -85,16 +85,16 @@ view graph(const table& t, int k) {
   for (int r = 0; r < p; ++r) {
     w.open("g", {{"class", "node"}});
     w.leaf("circle", {{"cx", num(c.x(r, p))}, {"cy", num(c.y(r, p))}, {"r", num(node_radius)}});
-    w.leaf("text", {{"x", num(c.x(r, p))}, {"y", num(c.y(r, p) + 3.5)}}, std::to_string(r));
+    w.leaf("text", {{"x", num(c.x(r, p))}, {"y", num(c.y(r, p) + 5)}}, std::to_string(r));
     w.close("g");
   }
-  return {w.str(), 2 * c.cx, c.cy + radius + 24};
+  return {w.str(), 2 * c.cx, c.cy + radius + 30};
 }
 
 // The paper's table: a column per rank, rows r, b, recv[k], send[k]; with `stepping`, the
 // rows of round k marked in step k + 1.
 view schedule_table(const table& t, bool stepping) {
-  constexpr double name_width = 56, column = 26, line = 15;
+  constexpr double name_width = 80, column = 34, line = 20;
   svg_writer w;
   w.open("g", {{"class", "table"}});
   const double width = name_width + t.p * column;
@@ -109,7 +109,7 @@ view schedule_table(const table& t, bool stepping) {
                         {"height", num(line)}});
   // A round's rows are named in the colour of its edges in the graph.
   auto row = [&](int i, const std::string& name, auto value, int k = -1) {
-    const double y = (i + 1) * line + 1;
+    const double y = (i + 1) * line - 1;
     w.leaf("text", {{"x", "0"}, {"y", num(y)}, {"class", "row-name"}, {"fill", k < 0 ? "#555" : rank_colour(k)}}, name);
     for (int r = 0; r < t.p; ++r)
       w.leaf("text", {{"x", num(name_width + (r + 1) * column - 4)}, {"y", num(y)}}, std::to_string(value(r)));
@@ -135,14 +135,24 @@ std::string circulant_svg(int p, bool stepping) {
   const table t = read_table(p);
   constexpr double margin = 16;
   svg_writer title;
-  title.leaf("text", {{"x", "0"}, {"y", "16"}, {"class", "title"}},
-             fmt::format("Circulant graph of p = {} (Träff): in round k every rank r sends to (r + skip[k]) mod p", p));
-  title.leaf(
-      "text", {{"x", "0"}, {"y", "34"}, {"class", "caption"}},
-      "recv[k]/send[k]: the block rank r receives/sends in round k of a phase (negative: none yet); b: baseblock");
+  const std::string heading =
+      fmt::format("Circulant graph of p = {} (Träff): round k's edges go from r to (r + skip[k]) mod p", p);
+  const std::string lines[] = {
+      "recv[k]/send[k]: the block rank r receives/sends in round k of a phase (negative: none yet); b: baseblock",
+      "A broadcast uses an edge only when there is a block for it (none to the root, no negative block in the first "
+      "phase):",
+      "`ranklab draw --coll bcast --algo circulant` shows who sends in each round"};
+  title.leaf("text", {{"x", "0"}, {"y", "18"}, {"class", "title"}}, heading);
+  double text_right = text_width(heading, title_px, true);
+  double y = 18;
+  for (const std::string& l : lines) {
+    y += 20;
+    title.leaf("text", {{"x", "0"}, {"y", num(y)}, {"class", "caption"}}, l);
+    text_right = std::max(text_right, text_width(l));
+  }
   std::string body = translated({title.str(), 0, 0}, margin, margin);
-  const double top = margin + 48;
-  double width = 2 * margin + 9.5 * 84, height = top;  // the title's ~84 characters of 15-pixel text
+  const double top = margin + y + 16;
+  double width = 2 * margin + text_right, height = top;
   const view tab = schedule_table(t, stepping);
   std::vector<std::string> names{"the circulant graph"};
   for (int k = 0; k < t.q; ++k)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "draw/flow.hpp"
 
@@ -11,9 +12,14 @@ namespace ranklab::tools::draw {
 
 namespace {
 
-std::string step_text(const local_step& st, const cells& c) {
+std::string step_text(const local_step& st, const cells& c, const coll_args& args, int rank) {
   const char* verb = st.how == combine::copy ? "copy" : "reduce";
-  std::string from = regions_label(std::span(&st.src, 1), c), to = regions_label(std::span(&st.dst, 1), c);
+  const auto name = [&](const region& r, int owner) {
+    const std::string label = regions_label(std::span(&r, 1), c, args, owner == no_rank ? rank : owner),
+                      range = regions_ranges(std::span(&r, 1));
+    return label == range ? label : fmt::format("{} ({})", label, range);
+  };
+  std::string from = name(st.src, st.src_rank), to = name(st.dst, st.dst_rank);
   if (st.src_rank != no_rank) from = fmt::format("rank {}:{}", st.src_rank, from);
   if (st.dst_rank != no_rank) to = fmt::format("rank {}:{}", st.dst_rank, to);
   return fmt::format("{} {} -> {}", verb, from, to);
@@ -22,7 +28,7 @@ std::string step_text(const local_step& st, const cells& c) {
 void add_steps(figure& fig, const cells& c, int rank, int round, bool after, std::span<const local_step> steps) {
   for (const local_step& st : steps) {
     const int peer = st.src_rank != no_rank ? st.src_rank : st.dst_rank;
-    fig.steps.push_back({round, rank, after, st.how != combine::copy, peer, step_text(st, c)});
+    fig.steps.push_back({round, rank, after, st.how != combine::copy, peer, step_text(st, c, fig.args, rank)});
   }
 }
 
@@ -54,11 +60,15 @@ figure make_figure(const algorithm& a, const coll_args& args) {
       // Whether the receiver reduces is its schedule's business (its recv_how).
       const auto& peer_rounds = schedules[static_cast<std::size_t>(rd.send_to)].rounds();
       const bool reduces = i < peer_rounds.size() && peer_rounds[i].recv_how != combine::copy;
-      fig.messages.push_back({i, s.rank(), rd.send_to, n, reduces, regions_label(s.send_regions(rd), c)});
+      std::string label = regions_label(s.send_regions(rd), c, args, s.rank());
+      std::string detail = regions_ranges(s.send_regions(rd));
+      if (detail == label) detail.clear();
+      fig.messages.push_back({i, s.rank(), rd.send_to, n, reduces, std::move(label), std::move(detail)});
       fig.round_elements[i] += n;
       ++fig.round_messages[i];
     }
   }
+  fig.block_names = c.blocks && c.bounds.size() > 2;  // as regions_label names them
   compute_flow(fig, schedules, c);
   return fig;
 }

@@ -19,7 +19,8 @@ struct message {
   int from = 0, to = 0;
   std::uint64_t elements = 0;
   bool reduces = false;  // the receiver combines it into what it holds
-  std::string label;     // blocks or element ranges it carries
+  std::string label;     // blocks or element ranges it carries, in the legend's notation
+  std::string detail;    // the buffers' element ranges, when `label` names blocks
 };
 
 struct step_mark {
@@ -47,6 +48,7 @@ struct figure {
   std::string title;  // e.g. "bcast(p=7, root=0, count=8), algorithm binomial"
   coll_args args;
   std::string algo;
+  std::string choice;  // why this algorithm is drawn, when the library chose (draw/choice.hpp)
   bool one_ported = true;
   verify_report report;
   std::size_t rounds = 0;  // columns: every round of the longest schedule
@@ -54,8 +56,9 @@ struct figure {
   std::vector<step_mark> steps;
   std::vector<std::size_t> fences;  // rounds that are team-wide fences
   std::vector<std::uint64_t> round_elements, round_messages;
-  bool has_flow = false;  // data flow computed (p <= max_data_flow_ranks, sizes within bounds)
-  std::string flow_note;  // why not, when not
+  bool has_flow = false;     // data flow computed (p <= max_data_flow_ranks, sizes within bounds)
+  bool block_names = false;  // the labels name the grid's cells B0, B1, ... (else element ranges)
+  std::string flow_note;     // why not, when not
   flow_grid flow;
 };
 

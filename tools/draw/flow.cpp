@@ -76,11 +76,13 @@ cells make_cells(const schedule_set& schedules, const coll_args& args) {
   std::uint64_t longest = 0;
   for (const schedule& s : schedules) {
     longest = std::max(longest, s.out_count());
+    const auto shift = input_in_out_layout(args, s.rank());
     auto add = [&](std::span<const region> regions) {
       for (const region& r : regions)
-        if (r.buffer == out_buffer) {
-          b.push_back(r.offset);
-          b.push_back(r.offset + r.count);
+        if (r.buffer == out_buffer || (r.buffer == in_buffer && shift)) {
+          const std::uint64_t at = r.buffer == out_buffer ? r.offset : *shift + r.offset;
+          b.push_back(at);
+          b.push_back(at + r.count);
         }
     };
     for (const round& rd : s.rounds()) {
@@ -110,18 +112,46 @@ cells make_cells(const schedule_set& schedules, const coll_args& args) {
   return even;
 }
 
-std::string regions_label(std::span<const region> regions, const cells& c) {
+std::optional<std::uint64_t> input_in_out_layout(const coll_args& args, int rank) {
+  switch (args.coll) {
+    case collective::reduce:
+    case collective::allreduce:
+    case collective::scan:
+    case collective::exscan:
+      return 0;
+    case collective::allgather:
+    case collective::allgatherv:
+    case collective::gather:
+    case collective::gatherv:
+      return block_offset(args, rank);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string regions_ranges(std::span<const region> regions) {
+  std::vector<std::string> parts;
+  for (const region& r : regions)
+    if (r.count) parts.push_back(fmt::format("{}[{},{})", buffer_name(r.buffer), r.offset, r.offset + r.count));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+std::string regions_label(std::span<const region> regions, const cells& c, const coll_args& args, int rank) {
   std::vector<std::size_t> blocks;
   std::vector<std::string> ranges;
   auto bound = [&](std::uint64_t x) {
     const auto it = std::lower_bound(c.bounds.begin(), c.bounds.end(), x);
     return it != c.bounds.end() && *it == x ? static_cast<std::ptrdiff_t>(it - c.bounds.begin()) : -1;
   };
+  const auto shift = input_in_out_layout(args, rank);
   for (const region& r : regions) {
     if (r.count == 0) continue;
-    const auto first = bound(r.offset), last = bound(r.offset + r.count);
+    std::optional<std::uint64_t> at;  // the region's offset in the out buffer's layout
+    if (r.buffer == out_buffer) at = r.offset;
+    if (r.buffer == in_buffer && shift) at = *shift + r.offset;
+    const auto first = at ? bound(*at) : -1, last = at ? bound(*at + r.count) : -1;
     // One cell is the whole buffer: "B0" would say less than the range.
-    if (c.blocks && c.bounds.size() > 2 && r.buffer == out_buffer && first >= 0 && last > first)
+    if (c.blocks && c.bounds.size() > 2 && first >= 0 && last > first)
       for (auto i = first; i < last; ++i) blocks.push_back(static_cast<std::size_t>(i));
     else
       ranges.push_back(fmt::format("{}[{},{})", buffer_name(r.buffer), r.offset, r.offset + r.count));

@@ -3,6 +3,7 @@
 // (trace_data_flow) compared with what the collective must leave there.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,8 +25,16 @@ inline constexpr std::size_t max_cells = 48;
 
 cells make_cells(const schedule_set& schedules, const coll_args& args);
 
-// "B3", "B1-B4, in[0,8)": what a message of these regions carries.
-std::string regions_label(std::span<const region> regions, const cells& c);
+// "B3", "B1-B4 s0[0,8)": what a message of these regions of `rank`'s buffers carries. Regions
+// of the out buffer on the cells' bounds are blocks; so are regions of the input buffer
+// where the collective lays it out like the out buffer (allreduce's in[7,8) is the same
+// block B7, allgather's whole input is the rank's block); anything else is a range.
+std::string regions_label(std::span<const region> regions, const cells& c, const coll_args& args, int rank);
+// "in[7,8) out[0,2)": the same regions as element ranges of the buffers.
+std::string regions_ranges(std::span<const region> regions);
+// Where element 0 of `rank`'s input buffer sits in its out buffer's layout, when the input
+// is laid out like (a part of) the out buffer; nullopt otherwise.
+std::optional<std::uint64_t> input_in_out_layout(const coll_args& args, int rank);
 
 // Fills fig.flow (or fig.flow_note, when the labels cannot be computed).
 void compute_flow(figure& fig, const schedule_set& schedules, const cells& c);

@@ -14,7 +14,7 @@ namespace ranklab::tools::draw {
 
 namespace {
 
-constexpr double grid_label = 52;
+constexpr double grid_label = 40;
 constexpr double step_gap = 24;
 const char* const reduction_colour = "#d95f02";
 
@@ -78,12 +78,29 @@ view one_step(const figure& fig, std::size_t step, double cw) {
       if (want > 1) title += fmt::format(" (contributions in out: {})", cs.holds ? ranks_list(cs.holds) : "none");
       w.leaf("title", {}, title);
       w.close("rect");
-      if (want > 1 && cw >= 22 && cs.fill > 0 && !cs.complete)
-        w.leaf("text", {{"x", num(x + cw / 2)}, {"y", num(y + h / 2 + 3)}, {"class", "count"}},
-               fmt::format("{:.0f}/{}", cs.fill * want, want));
+      // How many of the contributions it holds, where that fits in the cell.
+      const std::string count = fmt::format("{:.0f}/{}", cs.fill * want, want);
+      if (want > 1 && cs.fill > 0 && !cs.complete && text_width(count) + 4 <= cw)
+        w.leaf("text", {{"x", num(x + cw / 2)}, {"y", num(y + h / 2 + 5)}, {"class", "count"}}, count);
     }
   }
-  return {w.str(), right + 8, rows_top + fig.args.p * row_height};
+  // Under the grid, the cells' names as the message labels give them (B0, B1, ...), where
+  // they fit.
+  double bottom = rows_top + fig.args.p * row_height;
+  if (fig.block_names) {
+    std::size_t most = 0;
+    for (const auto& row : ranks) most = std::max(most, row.size());
+    const bool fits = text_width(fmt::format("B{}", most ? most - 1 : 0)) + 2 <= cw;
+    for (std::size_t i = 0; fits && i < most; ++i)
+      w.leaf(
+          "text",
+          {{"x", num(grid_label + (static_cast<double>(i) + 0.5) * cw)}, {"y", num(bottom + 12)}, {"class", "count"}},
+          fmt::format("B{}", i));
+    if (fits) bottom += 18;
+  }
+  // Wide enough for its heading, so that the next step's grid does not run into it.
+  right = std::max(right, grid_label + text_width(step_name(step)));
+  return {w.str(), right + 16, bottom};
 }
 
 }  // namespace

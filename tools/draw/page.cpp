@@ -14,29 +14,30 @@ namespace {
 constexpr double margin = 16;
 
 // .past/.now/.future are set by the page's script (step through the rounds).
+// Sizes: text_px and title_px of svg.hpp; labels keep a white halo over the arrows.
 constexpr const char* styles = R"(
-text{font-family:DejaVu Sans,Arial,sans-serif;font-size:11px}
-.title{font-size:15px;font-weight:bold}
-.caption{font-size:12px;fill:#333}
+text{font-family:DejaVu Sans,Arial,sans-serif;font-size:14px}
+.title{font-size:18px;font-weight:bold}
+.caption{fill:#333}
 .head{text-anchor:middle;fill:#555}
 .head-left{fill:#555}
 .rank{text-anchor:end;fill:#333}
 .timeline{stroke:#bbb;stroke-width:1}
 .band{fill:#f3f3f3}
 .msg line{stroke-width:1.6}
-.label{font-size:10px}
+.label{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 .step rect{fill:#fff;stroke:#333}
 .step circle{fill:#d95f02;stroke:#333}
 .remote{stroke:#888;stroke-dasharray:3 2}
 .fence line{stroke:#444;stroke-width:2;stroke-dasharray:6 3}
 .round-summary rect{fill:#4c78a8}
 .cell{stroke:#999;stroke-width:0.5}
-.count{font-size:8px;text-anchor:middle}
+.count{text-anchor:middle}
 .node circle{fill:#fff;stroke:#333}
-.node text{text-anchor:middle;font-size:10px}
+.node text{text-anchor:middle}
 .graph-edge{stroke:#ddd;stroke-width:1}
 .skip-edge line{stroke-width:1.8}
-.table text{text-anchor:end;font-size:10px}
+.table text{text-anchor:end}
 .table .row-name{text-anchor:start}
 .row-now{fill:#fde0c5}
 .future{opacity:0.12}
@@ -108,9 +109,10 @@ std::string svg_document(const std::string& body, double width, double height,
 }
 
 std::string figure_svg(const figure& fig, bool stepping) {
-  const view caption = caption_view(fig), legend = legend_view();
   const view main = fig.args.p <= max_detailed_p ? space_time_view(fig) : summary_view(fig);
-  const double top = margin + caption.height + legend.height + 8;
+  const double wrap_width = std::max(main.width, 900.0);
+  const view caption = caption_view(fig, wrap_width), legend = legend_view(fig, wrap_width);
+  const double top = margin + caption.height + legend.height + 12;
   std::string body = translated(caption, margin, margin) + translated(legend, margin, margin + caption.height);
   body += translated(main, margin, top);
   double width = std::max({caption.width, legend.width, main.width}) + 2 * margin;

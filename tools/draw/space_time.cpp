@@ -15,12 +15,25 @@ namespace ranklab::tools::draw {
 
 namespace {
 
-constexpr double label_width = 64;
-constexpr double prologue_width = 36;
+constexpr double label_width = 80;
+constexpr double prologue_width = 40;
 constexpr double mark_inset = 9;    // local steps, from the column's edges
 constexpr double arrow_inset = 22;  // messages, from the column's edges
+constexpr double label_gap = 6;     // a label's start after its arrow's
+constexpr std::size_t max_label = 26;
+// A label's baseline from its sender's row line: above it (the arrow leaves downwards) or
+// below it (upwards). Text of text_px is about 13 pixels above the baseline and 3 below, so
+// a label stays within half a row of its own line and clear of the line itself.
+constexpr double above_baseline = -4;
+constexpr double below_baseline = 14;
+static_assert(row_height / 2 >= 17 + 1, "a label above its row line fits in half a row");
 
 double row_centre(int r) { return rows_top + (r + 0.5) * row_height; }
+
+std::string shortened(const std::string& label) {
+  return label.size() <= max_label ? label : label.substr(0, max_label - 2) + "…";
+}
+std::string label_text(const message& m) { return (m.reduces ? "⊕ " : "") + shortened(m.label); }
 
 struct columns {
   double first = label_width;  // x of round 0
@@ -34,15 +47,12 @@ columns layout(const figure& fig) {
   columns c;
   c.prologue = std::any_of(fig.steps.begin(), fig.steps.end(), [](const step_mark& m) { return m.round < 0; });
   if (c.prologue) c.first += prologue_width;
-  std::size_t longest = 0;
-  for (const message& m : fig.messages) longest = std::max(longest, m.label.size());
-  // Room for the label along the arrow, within reason (long labels are cut, see below).
-  c.width =
-      std::clamp(6.0 * static_cast<double>(std::min<std::size_t>(longest, 24)) + 2 * arrow_inset + 16, 90.0, 220.0);
+  double longest = text_width("round 10");
+  for (const message& m : fig.messages) longest = std::max(longest, text_width(label_text(m)));
+  // Room for the label along its arrow, between the arrow's start and end.
+  c.width = std::max(110.0, longest + label_gap + 2 * arrow_inset + 8);
   return c;
 }
-
-std::string shortened(const std::string& label) { return label.size() <= 24 ? label : label.substr(0, 22) + "…"; }
 
 void draw_grid(svg_writer& w, const figure& fig, const columns& c, double right) {
   const double bottom = rows_top + fig.args.p * row_height;
@@ -77,31 +87,55 @@ void draw_grid(svg_writer& w, const figure& fig, const columns& c, double right)
 }
 
 void draw_messages(svg_writer& w, const figure& fig, const columns& c) {
+  const int p = fig.args.p;
+  const double top = rows_top, bottom = rows_top + p * row_height;
   for (const message& m : fig.messages) {
     const double x0 = c.x(static_cast<int>(m.round)) + arrow_inset, x1 = x0 + c.width - 2 * arrow_inset;
     const double y0 = row_centre(m.from), y1 = row_centre(m.to);
     const std::string colour = rank_colour(m.from);
-    w.open("g", {{"class", "msg"},
+    const int wrap = wraps_around(m, p);
+    w.open("g", {{"class", wrap ? "msg wrap" : "msg"},
                  {"data-round", std::to_string(m.round)},
                  {"data-from", std::to_string(m.from)},
                  {"data-to", std::to_string(m.to)},
                  {"data-elements", std::to_string(m.elements)},
                  {"data-reduce", m.reduces ? "1" : "0"}});
-    w.leaf("line", {{"x1", num(x0)},
-                    {"y1", num(y0)},
-                    {"x2", num(x1)},
-                    {"y2", num(y1)},
-                    {"stroke", colour},
-                    {"marker-end", m.reduces ? "url(#head-reduce)" : "url(#head)"}});
-    // The label near the sender: the two arrows of an exchange cross in the middle, and
-    // neighbours' labels are staggered so that parallel arrows' labels do not coincide.
-    const double at = 0.2 + 0.2 * (m.from % 3);
-    const double lx = x0 + at * (x1 - x0), ly = y0 + at * (y1 - y0) - 3;
-    w.leaf("text", {{"x", num(lx)}, {"y", num(ly)}, {"class", "label"}, {"fill", colour}},
-           (m.reduces ? "⊕ " : "") + shortened(m.label));
+    const char* head = m.reduces ? "url(#head-reduce)" : "url(#head)";
+    if (wrap == 0) {
+      w.leaf("line", {{"x1", num(x0)},
+                      {"y1", num(y0)},
+                      {"x2", num(x1)},
+                      {"y2", num(y1)},
+                      {"stroke", colour},
+                      {"marker-end", head}});
+    } else {
+      // One straight line on the cylinder: out at one end, in at the other, at the x where
+      // the distance travelled so far says.
+      const double out = wrap > 0 ? bottom : top, in = wrap > 0 ? top : bottom;
+      const double first = std::abs(out - y0), total = first + std::abs(y1 - in);
+      const double xm = x0 + (x1 - x0) * first / total;
+      w.leaf("line", {{"x1", num(x0)}, {"y1", num(y0)}, {"x2", num(xm)}, {"y2", num(out)}, {"stroke", colour}});
+      w.leaf("line", {{"x1", num(xm)},
+                      {"y1", num(in)},
+                      {"x2", num(x1)},
+                      {"y2", num(y1)},
+                      {"stroke", colour},
+                      {"marker-end", head}});
+    }
+    // The label on the sender's row, from the arrow's start, on the side of the row line
+    // the arrow does not take: every rank sends at most one message a round, so a row holds
+    // at most one label per column, and the labels of a column never meet.
+    const bool down = wrap != 0 ? wrap > 0 : m.to > m.from;
+    w.leaf("text",
+           {{"x", num(x0 + label_gap)},
+            {"y", num(y0 + (down ? above_baseline : below_baseline))},
+            {"class", "label"},
+            {"fill", colour}},
+           label_text(m));
     w.leaf("title", {},
-           fmt::format("round {}: rank {} -> rank {}, {} elements{}: {}", m.round, m.from, m.to, m.elements,
-                       m.reduces ? ", reduced into the receiver's data" : "", m.label));
+           fmt::format("round {}: rank {} -> rank {}, {} elements{}: {}{}", m.round, m.from, m.to, m.elements,
+                       m.reduces ? ", reduced into the receiver's data" : "", m.label,
+                       m.detail.empty() ? "" : " (" + m.detail + ")"));
     w.close("g");
   }
 }
@@ -156,8 +190,9 @@ view summary_view(const figure& fig) {
       fig.round_elements.empty() ? 0 : *std::max_element(fig.round_elements.begin(), fig.round_elements.end());
   svg_writer w;
   w.open("g", {{"class", "summary"}});
-  w.leaf("text", {{"x", num(label_width)}, {"y", num(rows_top - 8)}, {"class", "head-left"}},
-         fmt::format("p = {}: elements sent per round (an arrow per message would be unreadable)", fig.args.p));
+  const std::string head =
+      fmt::format("p = {}: elements sent per round (an arrow per message would be unreadable)", fig.args.p);
+  w.leaf("text", {{"x", num(label_width)}, {"y", num(rows_top - 8)}, {"class", "head-left"}}, head);
   const double base = rows_top + chart_height;
   for (std::size_t i = 0; i < fig.rounds; ++i) {
     const double h = most ? chart_height * static_cast<double>(fig.round_elements[i]) / static_cast<double>(most) : 0;
@@ -180,7 +215,7 @@ view summary_view(const figure& fig) {
   w.leaf("text", {{"x", num(label_width)}, {"y", num(base + 16)}, {"class", "head-left"}},
          fmt::format("rounds 0..{}", fig.rounds ? fig.rounds - 1 : 0));
   w.close("g");
-  return {w.str(), label_width + static_cast<double>(fig.rounds) * bar + 16, base + 24};
+  return {w.str(), label_width + std::max(static_cast<double>(fig.rounds) * bar, text_width(head)) + 16, base + 24};
 }
 
 }  // namespace ranklab::tools::draw

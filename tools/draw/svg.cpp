@@ -9,6 +9,26 @@ namespace ranklab::tools::draw {
 
 std::string num(double x) { return fmt::format("{:.5g}", x); }
 
+double text_width(std::string_view s, double px, bool bold) {
+  double ems = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xc0) == 0x80) continue;  // a UTF-8 continuation byte: counted with its lead
+    if (c >= 0x80)
+      ems += 0.85;  // ⊕, →, …: symbols are wide
+    else if (c == ' ' || c == '[' || c == ']' || c == '(' || c == ')' || c == ',' || c == '.' || c == ':' || c == ';' ||
+             c == '\'' || c == 'i' || c == 'j' || c == 'l' || c == 'r' || c == 'f' || c == 't' || c == '-')
+      ems += 0.42;
+    else if ((c >= 'A' && c <= 'Z') || c == 'm' || c == 'w')
+      ems += 0.8;
+    else if (c >= '0' && c <= '9')
+      ems += 0.66;
+    else
+      ems += 0.62;
+  }
+  return ems * px * (bold ? 1.1 : 1.0);
+}
+
 void svg_writer::start(std::string_view tag, std::initializer_list<attr> attrs) {
   out_ += '<';
   out_ += tag;

@@ -17,6 +17,14 @@ struct attr {
 using tools::xml_escape;
 std::string num(double x);  // "12", "12.5"
 
+// The drawings' text sizes in pixels (page.cpp's styles): nothing below text_px, which is
+// legible when a drawing is projected.
+inline constexpr double text_px = 14;
+inline constexpr double title_px = 18;
+// A generous estimate of the width of `s` in DejaVu Sans (or Arial) at `px` pixels, for
+// layout: wide enough for digits and capitals (about 0.64 em each), bold a little wider.
+double text_width(std::string_view s, double px = text_px, bool bold = false);
+
 class svg_writer {
  public:
   void open(std::string_view tag, std::initializer_list<attr> attrs = {});
