@@ -54,14 +54,19 @@ std::optional<comm> comm::form(std::vector<int> members, int new_rank, int leade
     rank_slot& mine = parent.slots[rank_];
     auto handed = [&] {
       std::lock_guard lock(mine.handoff_mutex);
-      auto it = std::find_if(mine.handoffs.begin(), mine.handoffs.end(), [&](const auto& h) { return h.first == leader; });
+      auto it =
+          std::find_if(mine.handoffs.begin(), mine.handoffs.end(), [&](const auto& h) { return h.first == leader; });
       if (it == mine.handoffs.end()) return false;
       group = std::move(it->second);
       mine.handoffs.erase(it);
       return true;
     };
     parent.wait(
-        rank_, handed, [&] { return std::pair{detail::wait_reason::message_from, leader}; }, operation);
+        rank_, handed,
+        [&] {
+          return std::pair{detail::wait_reason::message_from, leader};
+        },
+        operation);
   }
   return comm(std::move(group), new_rank);
 }
@@ -96,11 +101,11 @@ std::optional<comm> comm::create(std::span<const int> members) {
   int position = -1;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const int m = members[i];
-    if (m < 0 || m >= size_)
-      throw usage_error(rank_, "create", fmt::format("member {} outside 0..{}", m, size_ - 1));
+    if (m < 0 || m >= size_) throw usage_error(rank_, "create", fmt::format("member {} outside 0..{}", m, size_ - 1));
     if (seen[static_cast<std::size_t>(m)] >= 0)
-      throw usage_error(rank_, "create",
-                        fmt::format("rank {} is listed twice (positions {} and {})", m, seen[static_cast<std::size_t>(m)], i));
+      throw usage_error(
+          rank_, "create",
+          fmt::format("rank {} is listed twice (positions {} and {})", m, seen[static_cast<std::size_t>(m)], i));
     seen[static_cast<std::size_t>(m)] = static_cast<int>(i);
     if (m == rank_) position = static_cast<int>(i);
   }
@@ -115,8 +120,10 @@ std::optional<comm> comm::create(std::span<const int> members) {
   for (std::size_t i = 0; i < list.size(); ++i)
     if (g.world_ranks[i] != team_->world_rank(list[i])) {
       std::string theirs, ours;
-      for (std::size_t j = 0; j < g.world_ranks.size(); ++j) theirs += fmt::format("{}{}", j ? ", " : "", g.world_ranks[j]);
-      for (std::size_t j = 0; j < list.size(); ++j) ours += fmt::format("{}{}", j ? ", " : "", team_->world_rank(list[j]));
+      for (std::size_t j = 0; j < g.world_ranks.size(); ++j)
+        theirs += fmt::format("{}{}", j ? ", " : "", g.world_ranks[j]);
+      for (std::size_t j = 0; j < list.size(); ++j)
+        ours += fmt::format("{}{}", j ? ", " : "", team_->world_rank(list[j]));
       throw usage_error(rank_, "create",
                         fmt::format("the members differ between ranks: rank {} created the comm of team ranks [{}], "
                                     "this rank passed team ranks [{}]",

@@ -61,8 +61,9 @@ void team_state::detect_deadlock(bool certain) {
   // stuck as in a deadlock (a team whose application threads never all attach).
   // A rank that only polls an unfinished request is stuck as well.
   int unattached = 0, polling_ranks = 0, blocked = 0;
+  const bool starting = ranks_started_by_run.load();
   for (int r = 0; r < p; ++r) {
-    unattached += !slots[r].attached.load();
+    unattached += !starting && !slots[r].attached.load();
     polling_ranks += polling(slots[r]);
     blocked += slots[r].blocked.load();
   }

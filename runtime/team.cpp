@@ -407,6 +407,7 @@ void run(team& t, const std::function<void(comm&)>& fn) {
     return;
   }
   const int p = t.size();
+  t.state().ranks_started_by_run.store(true);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(p));
   for (int r = 0; r < p; ++r) {

@@ -66,10 +66,9 @@ domain_table load(const std::string& synthetic) {
   } guard{t};
   if (!synthetic.empty()) {
     // hwloc's synthetic descriptions end at the PU level; one PU per core unless given.
-    const std::string text =
-        synthetic.find("pu:") == std::string::npos && synthetic.find("PU:") == std::string::npos
-            ? synthetic + " pu:1"
-            : synthetic;
+    const std::string text = synthetic.find("pu:") == std::string::npos && synthetic.find("PU:") == std::string::npos
+                                 ? synthetic + " pu:1"
+                                 : synthetic;
     if (hwloc_topology_set_synthetic(t, text.c_str()) != 0)
       throw usage_error(no_rank, "topology",
                         fmt::format("'{}' is not an hwloc synthetic topology (e.g. \"package:2 numa:2 core:4\": "

@@ -199,5 +199,10 @@ ranklab_cli_test(cli_valid_draw_summary 0 "(per-round summary)"
   draw --coll allreduce -p 40 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_summary.svg)
 ranklab_cli_test(cli_valid_draw_circulant 0 "the circulant graph of p = 7"
   draw --circulant -p 7 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_circulant.html)
+# Without --algo, a pick with no messages to draw (shared memory) is replaced by a one-ported one, and said.
+ranklab_cli_test(cli_valid_draw_auto_one_ported 0 "outside the one-ported model (no messages to draw); drawn instead: '"
+  draw --coll allreduce -p 8 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_draw_auto.svg)
+ranklab_cli_test(cli_valid_demo_checked 0 "all 21 calls of each checked against the sequential reference: correct"
+  demo -p 3 --count 4096 -q)
 ranklab_cli_test(cli_valid_run_trace 0 "verified  true"
   run --coll allreduce -p 4 --trace ${CMAKE_CURRENT_BINARY_DIR}/cli_trace.json)

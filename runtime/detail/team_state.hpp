@@ -222,6 +222,9 @@ struct team_state : std::enable_shared_from_this<team_state> {
 
   std::atomic<bool> failed{false};
   std::atomic<int> finished{0};
+  // ranklab::run starts the ranks itself: one that has not attached yet is starting (a
+  // thread the system is slow to schedule), not an application thread that never came.
+  std::atomic<bool> ranks_started_by_run{false};
 
   mailbox& box(int from, int to) {
     std::atomic<mailbox*>& slot = box_pointer(static_cast<std::size_t>(from) * p + to);
