@@ -1,14 +1,16 @@
 /* An unmodified MPI program: an allreduce over MPI_COMM_WORLD, checked against the sum it
  * must give. Nothing in it knows about ranklab; preloading libranklab_mpi.so makes its
  * MPI_Allreduce run ranklab's schedule (RANKLAB_ALLREDUCE_ALGORITHM=circulant forces the
- * circulant one). Build and run (see the README, "MPI"):
- *   mpicc.openmpi examples/allreduce_preload.c -o allreduce_preload
+ * circulant one). At MPI_Finalize, with RANKLAB_MPI_REPORT=1, rank 0 prints which calls
+ * ranklab served, with which algorithm. This folder's CMakeLists.txt builds it against an
+ * installed ranklab and runs it under mpirun with the installed interposer preloaded; by
+ * hand, against a build tree:
+ *   mpicc.openmpi allreduce_preload.c -o allreduce_preload
  *   RANKLAB_MPI_REPORT=1 RANKLAB_ALLREDUCE_ALGORITHM=circulant \
  *     mpirun.openmpi -n 4 -x LD_PRELOAD=$PWD/build/mpi/openmpi/libranklab_mpi.so \
  *       -x RANKLAB_MPI_REPORT -x RANKLAB_ALLREDUCE_ALGORITHM ./allreduce_preload
  * (MPICH: mpicc.mpich, then mpiexec.mpich -n 4 -genv LD_PRELOAD $PWD/build/mpi/mpich/libranklab_mpi.so
- * ./allreduce_preload; it passes the environment on by itself.) At MPI_Finalize, rank 0
- * prints which calls ranklab served, with which algorithm. */
+ * ./allreduce_preload; it passes the environment on by itself.) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
