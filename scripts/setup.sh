@@ -16,6 +16,7 @@ packages=(
   libopenmpi-dev openmpi-bin  # Open MPI: MPI executor, interposer, peer benchmarks
   libmpich-dev mpich          # MPICH: MPI executor, interposer, peer benchmarks
   chromium                    # headless browser: renders the drawings, loads them in a test
+  doxygen                     # the API reference from the headers' comments (target docs)
 )
 
 missing=()
