@@ -1,7 +1,8 @@
-// OpenMP threads as ranks, across two parallel regions. A rank attaches to a team once
-// (team::attach; a second attach of the same rank is a usage_error), and destroying its
-// comm ends the rank: so the comms live outside the regions, one std::optional per thread,
-// created in the first region and destroyed by their own threads at the end of the last.
+// OpenMP threads as ranks, across two parallel regions. Here the comms live outside the
+// regions, one std::optional per thread: created by team::attach in the first region, used
+// in both, destroyed by their own threads at the end of the last (destroying a comm ends the
+// rank's attachment). A rank may also attach anew in every region instead (team::attach,
+// include/ranklab/team.hpp); this one keeps its comm instead.
 #include <omp.h>
 
 #include <ranklab/ranklab.hpp>
