@@ -75,8 +75,9 @@ int main(int argc, char** argv) {
 
   fmt::print("# Communicators: cost of split and dup, and collectives on a sub-comm\n\n");
   fmt::print("load average before: {}\n\n", load_average());
-  fmt::print("| p | execution | split + end, us | dup + end, us | allreduce 8 B team / sub-comm, us | ratio | "
-             "allreduce 64 KiB team / sub-comm, us | ratio |\n");
+  fmt::print(
+      "| p | execution | split + end, us | dup + end, us | allreduce 8 B team / sub-comm, us | ratio | "
+      "allreduce 64 KiB team / sub-comm, us | ratio |\n");
   fmt::print("|---|---|---|---|---|---|---|---|\n");
   const timing_options t{0, 1, 0.02, std::int64_t{1} << 22, true};
   for (int p : ps) {
@@ -118,7 +119,8 @@ int main(int argc, char** argv) {
                median(sub_large.us) / median(team_large.us));
   }
   fmt::print("\nload average after: {}\n", load_average());
-  fmt::print("\nFigures: median (min-max) over {} batches of the slowest rank's mean per call. ratio: sub-comm / team.\n",
-             batches);
+  fmt::print(
+      "\nFigures: median (min-max) over {} batches of the slowest rank's mean per call. ratio: sub-comm / team.\n",
+      batches);
   return 0;
 }

@@ -44,8 +44,8 @@ int main() {
         if (!ok) ++wrong;  // ranks are threads of this process: they share its memory
         if (world.rank() == 0)
           std::printf("rank (0,0): row sum %ld, column max %ld, NUMA domain %d of %d with %d ranks\n", row_sum[0],
-                      col_max[0], world.domain_index(ranklab::domain::numa),
-                      world.domain_count(ranklab::domain::numa), numa.size());
+                      col_max[0], world.domain_index(ranklab::domain::numa), world.domain_count(ranklab::domain::numa),
+                      numa.size());
       },
       options);
   std::printf("%d x %d grid: %s\n", rows, cols, wrong == 0 ? "every row and column result right" : "WRONG");
