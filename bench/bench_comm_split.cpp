@@ -12,24 +12,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "arguments.hpp"
 #include "bench/timing.hpp"
+#include "rank_timing.hpp"
 #include "ranklab/ranklab.hpp"
 
 namespace {
 
 using namespace ranklab::tools::bench;
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return in ? a + " " + b + " " + c : "unknown";
-}
 
 struct figures {
   std::vector<double> us;  // per batch, microseconds per call
@@ -39,17 +32,6 @@ std::string range(const figures& f) {
   if (f.us.empty()) return "-";
   return fmt::format("{:.2f} ({:.2f}-{:.2f})", median(f.us), *std::min_element(f.us.begin(), f.us.end()),
                      *std::max_element(f.us.begin(), f.us.end()));
-}
-
-// Runs body(iterations) on every rank and returns its per-call seconds, max over ranks.
-template <class Body>
-double timed(ranklab::comm& c, std::int64_t iterations, Body&& body) {
-  c.barrier();
-  const auto t0 = clock_type::now();
-  body(iterations);
-  double s = seconds_since(t0) / static_cast<double>(iterations);
-  c.allreduce(std::span(&s, 1), ranklab::ops::max);
-  return s;
 }
 
 }  // namespace
@@ -85,7 +67,7 @@ int main(int argc, char** argv) {
     ranklab::team team(p, options);
     ranklab::run(team, [&](ranklab::comm& c) {
       auto record = [&](figures& f, auto&& body) {
-        const auto m = measure_batches([&](std::int64_t n) { return timed(c, n, body); }, t);
+        const auto m = measure_batches([&](std::int64_t n) { return slowest_rank_seconds(c, n, body); }, t);
         if (c.rank() == 0) f.us.push_back(m.batch_seconds.front() * 1e6);
       };
       ranklab::comm same = *c.split(0, c.rank());  // the team's ranks, as a comm of their own

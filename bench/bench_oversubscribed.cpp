@@ -26,6 +26,7 @@
 
 #include "arguments.hpp"
 #include "bench/timing.hpp"
+#include "rank_timing.hpp"
 #include "ranklab/ranklab.hpp"
 
 namespace {
@@ -42,13 +43,6 @@ struct options {
   int batches = 7;
 };
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return in ? a + " " + b + " " + c : "unknown";
-}
-
 ranklab::team_options in_mode(ranklab::execution_mode m) {
   ranklab::team_options o = ranklab::team_options::from_environment();
   o.execution = m;
@@ -63,12 +57,9 @@ double allreduce_us(int p, ranklab::execution_mode m, int batches) {
       [&](ranklab::comm& c) {
         std::int32_t in[2] = {c.rank(), 1}, out[2] = {0, 0};
         auto time_batch = [&](std::int64_t iterations) {
-          c.barrier();
-          const auto t0 = clock_type::now();
-          for (std::int64_t i = 0; i < iterations; ++i) c.allreduce(std::span(in), std::span(out), ranklab::ops::sum);
-          double s = seconds_since(t0) / static_cast<double>(iterations);
-          c.allreduce(std::span(&s, 1), ranklab::ops::max);
-          return s;
+          return slowest_rank_seconds(c, iterations, [&](std::int64_t n) {
+            for (std::int64_t i = 0; i < n; ++i) c.allreduce(std::span(in), std::span(out), ranklab::ops::sum);
+          });
         };
         const timing_options o{0, batches, 0.02, std::int64_t{1} << 24, true};
         const double s = median(measure_batches(time_batch, o).batch_seconds);

@@ -15,6 +15,7 @@
 
 #include "arguments.hpp"
 #include "bench/timing.hpp"
+#include "rank_timing.hpp"
 #include "ranklab/ranklab.hpp"
 
 namespace {
@@ -32,14 +33,7 @@ struct options {
 // time target); returns the median over batches of the slowest rank's seconds per iteration.
 template <class Body>
 double measure(ranklab::comm& c, int batches, Body&& body) {
-  auto time_batch = [&](std::int64_t iterations) {
-    c.barrier();
-    const auto t0 = clock_type::now();
-    body(iterations);
-    double s = seconds_since(t0) / static_cast<double>(iterations);
-    c.allreduce(std::span(&s, 1), ranklab::ops::max);
-    return s;
-  };
+  auto time_batch = [&](std::int64_t iterations) { return slowest_rank_seconds(c, iterations, body); };
   const timing_options o{0, batches, 0.02, std::int64_t{1} << 24, true};
   return median(measure_batches(time_batch, o).batch_seconds);
 }
