@@ -23,6 +23,11 @@
 
 namespace ranklab {
 
+void detail::throw_unusable(const team_state* t, int rank, const char* operation) {
+  if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
+  throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
+}
+
 namespace {
 
 using detail::abandon;
@@ -38,6 +43,7 @@ using detail::operation;
 using detail::piece;
 using detail::post_express_line;
 using detail::prepare;
+using detail::require_usable;
 using detail::schedule_for;
 using detail::tag_for;
 using detail::team_state;
@@ -63,16 +69,6 @@ void abandon_unfinished(team_state& t, int me, comm_state& cs) {
 // What a moved-from comm compares a typed call with: nothing repeats it, so the call goes on
 // to the checks, which refuse the comm.
 const detail::last_call nothing_prepared{};
-
-[[noreturn, gnu::cold, gnu::noinline]] void throw_unusable(const team_state* t, int rank, const char* operation) {
-  if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
-  throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
-}
-
-// A comm that was moved from or whose team has ended can do nothing.
-void require_usable(const team_state* t, const comm_state* cs, int rank, const char* operation) {
-  if (!t || cs->ended.load(std::memory_order_acquire)) throw_unusable(t, rank, operation);
-}
 
 // What every collective call does first, blocking or not: checks the call on this rank and
 // finds its schedule.
@@ -230,8 +226,8 @@ comm::~comm() {
     for (const auto& m : cs.stash) text += fmt::format(" {}:#{}", m.from, m.header.call);
     std::string& leftover = team_->home(rank_).leftover;
     if (!leftover.empty()) leftover += "\n  ";
-    leftover += fmt::format("{} returned with unreceived messages (from:call){}{}",
-                                               team_->rank_text(rank_), text, team_->comm_text());
+    leftover += fmt::format("{} returned with unreceived messages (from:call){}{}", team_->rank_text(rank_), text,
+                            team_->comm_text());
   }
   team_->finish(rank_);
 }

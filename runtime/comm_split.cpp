@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "detail/comm_state.hpp"
@@ -23,11 +25,17 @@ using detail::team_state;
 int comm::world_rank() const { return team_ ? team_->world_rank(rank_) : rank_; }
 
 namespace {
+// What every comm-forming call checks first: a usable comm of a team that has not failed.
 void require_comm(team_state* t, const detail::comm_state* cs, int rank, const char* operation) {
-  if (!t) throw usage_error(rank, operation, "this comm was moved from; use the comm it was moved to");
-  if (cs->ended.load(std::memory_order_acquire))
-    throw usage_error(rank, operation, "this comm has ended (its rank returned or its team was destroyed)");
+  detail::require_usable(t, cs, rank, operation);
   t->check_failure(rank, operation);
+}
+
+// "1, 5, 6": ranks as errors list them.
+std::string listed(std::span<const int> ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", ranks[i]);
+  return out;
 }
 }  // namespace
 
@@ -119,15 +127,12 @@ std::optional<comm> comm::create(std::span<const int> members) {
   const team_state& g = *made->team_;
   for (std::size_t i = 0; i < list.size(); ++i)
     if (g.world_ranks[i] != team_->world_rank(list[i])) {
-      std::string theirs, ours;
-      for (std::size_t j = 0; j < g.world_ranks.size(); ++j)
-        theirs += fmt::format("{}{}", j ? ", " : "", g.world_ranks[j]);
-      for (std::size_t j = 0; j < list.size(); ++j)
-        ours += fmt::format("{}{}", j ? ", " : "", team_->world_rank(list[j]));
+      std::vector<int> ours(list.size());
+      for (std::size_t j = 0; j < list.size(); ++j) ours[j] = team_->world_rank(list[j]);
       throw usage_error(rank_, "create",
                         fmt::format("the members differ between ranks: rank {} created the comm of team ranks [{}], "
                                     "this rank passed team ranks [{}]",
-                                    list.front(), theirs, ours));
+                                    list.front(), listed(g.world_ranks), listed(ours)));
     }
   return made;
 }

@@ -23,10 +23,7 @@ team_state::team_state(int p_, team_options o)
       registry(std::make_shared<comm_registry>()),
       slots(new rank_slot[static_cast<std::size_t>(p_)]),
       box_lines(new box_line[(static_cast<std::size_t>(p_) * static_cast<std::size_t>(p_) + 7) / 8]) {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
-    box_pointer(i).store(nullptr, std::memory_order_relaxed);
-  if (p <= wide_fence_payload_ranks)
-    wide_payloads = make_aligned_bytes(static_cast<std::size_t>(p) * call_slots * 2 * wide_fence_payload_bytes);
+  clear_tables();
   // Spinning only pays when every rank has a core; oversubscribed, a spinning rank steals
   // the time slice of the rank it waits for, so yield at once: the awaited rank is often
   // runnable on the same core, and a yield hands over in about a microsecond where a
@@ -52,10 +49,7 @@ team_state::team_state(team_state& w, std::vector<int> members, std::uint32_t id
       registry(w.registry),
       slots(new rank_slot[static_cast<std::size_t>(p)]),
       box_lines(new box_line[(static_cast<std::size_t>(p) * static_cast<std::size_t>(p) + 7) / 8]) {
-  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
-    box_pointer(i).store(nullptr, std::memory_order_relaxed);
-  if (p <= wide_fence_payload_ranks)
-    wide_payloads = make_aligned_bytes(static_cast<std::size_t>(p) * call_slots * 2 * wide_fence_payload_bytes);
+  clear_tables();
   // Waiting as the team waits: its ranks' threads and cores are the team's.
   thread_spin_limit_ = w.thread_spin_limit_;
   thread_yield_limit_ = w.thread_yield_limit_;
@@ -64,6 +58,13 @@ team_state::team_state(team_state& w, std::vector<int> members, std::uint32_t id
   adopt_fibers(w.fibers);
   registry->comms.push_back(this);
   if (w.failed.load(std::memory_order_acquire)) failed.store(true, std::memory_order_release);
+}
+
+void team_state::clear_tables() {
+  for (std::size_t i = 0; i < static_cast<std::size_t>(p) * p; ++i)
+    box_pointer(i).store(nullptr, std::memory_order_relaxed);
+  if (p <= wide_fence_payload_ranks)
+    wide_payloads = make_aligned_bytes(static_cast<std::size_t>(p) * call_slots * 2 * wide_fence_payload_bytes);
 }
 
 void team_state::use_fibers(fiber_scheduler* s) {
@@ -87,7 +88,8 @@ std::string team_state::rank_text(int r) const {
 std::string team_state::comm_text() const {
   if (world == this) return {};
   std::string ranks;
-  for (std::size_t i = 0; i < world_ranks.size() && i < 16; ++i) ranks += fmt::format("{}{}", i ? ", " : "", world_ranks[i]);
+  for (std::size_t i = 0; i < world_ranks.size() && i < 16; ++i)
+    ranks += fmt::format("{}{}", i ? ", " : "", world_ranks[i]);
   if (world_ranks.size() > 16) ranks += ", ...";
   return fmt::format(" in comm #{} of {} rank{} (team rank{} {})", comm_id, p, p == 1 ? "" : "s", p == 1 ? "" : "s",
                      ranks);
@@ -165,7 +167,8 @@ void team_state::throw_failure(int me, const char* operation) {
   // In a comm other than the team's, the error names the rank by its team rank, as the
   // failure record does, and says where it was released.
   if (world != this) {
-    world->throw_failure(world_rank(me), fmt::format("{} in comm #{} (as its rank {})", operation, comm_id, me).c_str());
+    world->throw_failure(world_rank(me),
+                         fmt::format("{} in comm #{} (as its rank {})", operation, comm_id, me).c_str());
   }
   std::string what;
   int origin;
@@ -206,12 +209,12 @@ std::string team_state::undelivered() {
         coll = h.coll;
         call = h.call;
       }
-      lines += coll == point_to_point
-                   ? fmt::format("\n  {} sent {} a point-to-point message it never received{}", rank_text(from),
-                                 rank_text(to), comm_text())
-                   : fmt::format("\n  {} sent {} a message of its collective #{} ({}) that it never received{}",
-                                 rank_text(from), rank_text(to), call, name(static_cast<collective>(coll)),
-                                 comm_text());
+      lines +=
+          coll == point_to_point
+              ? fmt::format("\n  {} sent {} a point-to-point message it never received{}", rank_text(from),
+                            rank_text(to), comm_text())
+              : fmt::format("\n  {} sent {} a message of its collective #{} ({}) that it never received{}",
+                            rank_text(from), rank_text(to), call, name(static_cast<collective>(coll)), comm_text());
     }
   return lines;
 }

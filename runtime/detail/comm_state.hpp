@@ -75,4 +75,12 @@ struct alignas(64) comm_state {
   std::atomic<bool> ended{false};
 };
 
+struct team_state;
+[[noreturn, gnu::cold, gnu::noinline]] void throw_unusable(const team_state* t, int rank, const char* operation);
+// A comm that was moved from (no team) or whose team has ended can do nothing. Inline: every
+// call, the repeated one's quick way included, begins with it.
+inline void require_usable(const team_state* t, const comm_state* cs, int rank, const char* operation) {
+  if (!t || cs->ended.load(std::memory_order_acquire)) throw_unusable(t, rank, operation);
+}
+
 }  // namespace ranklab::detail

@@ -440,6 +440,8 @@ struct team_state : std::enable_shared_from_this<team_state> {
 
   std::atomic<std::uint64_t> logical_ns_{0};
   void adopt_fibers(fiber_scheduler* s);
+  // Both constructors: no mailbox yet for any pair, and the wide fence payloads' lines.
+  void clear_tables();
   int thread_spin_limit_ = 0, thread_yield_limit_ = 0;
   // Whether ring and sleep share the StoreLoad barrier asymmetrically (threads, with
   // membarrier) or each pays a full fence (fibers; kernels without membarrier).
