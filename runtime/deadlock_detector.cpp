@@ -1,13 +1,19 @@
 // The deadlock detector. A rank that sleeps (or only polls a request) runs it now and then;
 // when every live rank has been stuck without any message moving for the team's
-// deadlock_timeout, the team fails with a report of who waits for whom — a mismatch when
-// the ranks are in different collective calls, else a deadlock.
+// deadlock_timeout, the team fails with a report of who waits for whom — a root mismatch
+// when the ranks of a comm are in the same call of a rooted collective with different roots,
+// a mismatch when they are in different collective calls, else a deadlock.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <charconv>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "detail/team_state.hpp"
 
@@ -41,6 +47,33 @@ std::string describe_wait(rank_slot& s, int rank, bool polling, const team_state
   }
   return fmt::format("rank {} is running", rank);
 }
+
+// The collective and root of a rooted call, read back from its description (describe() in
+// collective.cpp: "bcast(p=8, root=0, count=10) algorithm=binomial"); nothing for others.
+struct rooted_call {
+  collective coll;
+  int root;
+};
+std::optional<rooted_call> rooted_call_in(std::string_view text) {
+  const std::size_t open = text.find('(');
+  if (open == std::string_view::npos) return std::nullopt;
+  const std::optional<collective> c = collective_from_name(text.substr(0, open));
+  if (!c || !is_rooted(*c)) return std::nullopt;
+  constexpr std::string_view key = ", root=";
+  const std::size_t at = text.find(key, open);
+  if (at == std::string_view::npos) return std::nullopt;
+  int root = 0;
+  const char* first = text.data() + at + key.size();
+  if (std::from_chars(first, text.data() + text.size(), root).ec != std::errc{}) return std::nullopt;
+  return rooted_call{*c, root};
+}
+
+// The roots the ranks of one comm passed to the calls its stuck ranks are in: per call
+// number and collective, comm rank -> root.
+struct comm_roots {
+  team_state* comm = nullptr;
+  std::map<std::pair<std::uint32_t, collective>, std::map<int, int>> calls;
+};
 }  // namespace
 
 void team_state::detect_deadlock(bool certain) {
@@ -90,22 +123,61 @@ void team_state::detect_deadlock(bool certain) {
     std::string text;
   };
   std::map<std::uint32_t, first_of_comm> firsts;
+  // Ranks of one comm in the same call of a rooted collective with different roots are a
+  // root mismatch, whatever else differs. The roots come from the stuck ranks' calls and
+  // from the messages that wait, untaken, in the comm's express lanes: their headers carry
+  // their senders' roots, so a rank that has returned from the call (a "root" of a linear
+  // bcast whose messages nobody takes) or gone on is counted too.
+  std::map<std::uint32_t, comm_roots> roots_by_comm;
+  std::string roots;
   {
     std::lock_guard comms_lock(registry->mutex);
     for (int r = 0; r < p; ++r) {
       rank_slot& s = slots[r];
       const std::uint32_t id = s.waiting_comm.load(std::memory_order_relaxed);
-      const team_state* in = nullptr;
-      for (const team_state* c : registry->comms)
+      team_state* in = nullptr;
+      for (team_state* c : registry->comms)
         if (id != 0 && c->comm_id == id) in = c;
       lines += "\n  " + describe_wait(s, r, polling(s), in);
       if (s.finished.load() || !s.attached.load()) continue;
       const std::uint32_t c = s.call.load();
-      auto [it, fresh] = firsts.try_emplace(id, first_of_comm{c, s.call_description()});
-      if (!fresh && (c != it->second.call || it->second.text != s.call_description())) mismatch = true;
+      const std::string text = s.call_description();
+      auto [it, fresh] = firsts.try_emplace(id, first_of_comm{c, text});
+      if (!fresh && (c != it->second.call || it->second.text != text)) mismatch = true;
+      team_state* comm = id == 0 ? this : in;  // null: the comm has gone meanwhile
+      const std::optional<rooted_call> rc = rooted_call_in(text);
+      if (!comm || c == 0 || !rc) continue;
+      int comm_rank = r;
+      if (comm != this) {
+        const auto at = std::find(comm->world_ranks.begin(), comm->world_ranks.end(), r);
+        if (at == comm->world_ranks.end()) continue;
+        comm_rank = static_cast<int>(at - comm->world_ranks.begin());
+      }
+      comm_roots& cr = roots_by_comm[id];
+      cr.comm = comm;
+      cr.calls[{c, rc->coll}][comm_rank] = rc->root;
+    }
+    for (auto& [id, cr] : roots_by_comm) {
+      // The queue's front is its receiver's to read: the express lanes only (every message
+      // of a rooted call of up to 2 KiB, and any descriptor up to 64 KiB, travels there).
+      for (const pending_message& m : cr.comm->pending_messages(/*queue=*/false)) {
+        if (m.coll >= collective_count) continue;
+        const auto call = cr.calls.find({m.call, static_cast<collective>(m.coll)});
+        if (call != cr.calls.end()) call->second.emplace(m.from, m.root);  // a stuck rank's own stays
+      }
+      for (const auto& [key, root_of] : cr.calls) {
+        const int first_root = root_of.begin()->second;
+        if (std::all_of(root_of.begin(), root_of.end(), [&](const auto& e) { return e.second == first_root; }))
+          continue;
+        roots += (roots.empty() ? "" : "; ") + cr.comm->root_mismatch(key.second, key.first, root_of);
+      }
     }
   }
-  if (mismatch)
+  if (!roots.empty()) {
+    const std::string what = roots + "; ranks are blocked in different collective calls:" + lines;
+    fail(no_rank, std::make_exception_ptr(mismatch_error(no_rank, "mismatch detection", what)), what,
+         failure_kind::mismatch);
+  } else if (mismatch)
     fail(no_rank,
          std::make_exception_ptr(
              mismatch_error(no_rank, "mismatch detection", "ranks are blocked in different collective calls:" + lines)),

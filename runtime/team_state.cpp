@@ -95,13 +95,82 @@ std::string team_state::comm_text() const {
                      ranks);
 }
 
+std::string team_state::root_mismatch(collective c, std::uint32_t call, const std::map<int, int>& root_of) const {
+  // Groups in the order of their first rank.
+  std::vector<std::pair<int, std::vector<int>>> groups;  // root, ranks
+  for (const auto& [rank, root] : root_of) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == root; });
+    if (it == groups.end()) it = groups.emplace(groups.end(), root, std::vector<int>{});
+    it->second.push_back(rank);
+  }
+  std::string text = fmt::format("root mismatch in {} #{}{}:", name(c), call, comm_text());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& [root, ranks] = groups[g];
+    std::string list, team_list;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      list += fmt::format("{}{}", i ? ", " : "", ranks[i]);
+      team_list += fmt::format("{}{}", i ? ", " : "", world_rank(ranks[i]));
+    }
+    const char* s = ranks.size() == 1 ? "" : "s";
+    text += fmt::format("{} rank{} {}", g ? "," : "", s, list);
+    if (world != this) text += fmt::format(" (team rank{} {})", s, team_list);
+    text += fmt::format(" passed root {}", root);
+  }
+  return text;
+}
+
+std::vector<pending_message> team_state::pending_messages(bool queue) {
+  std::vector<pending_message> found;
+  for (int from = 0; from < p; ++from)
+    for (int to = 0; to < p; ++to) {
+      mailbox* b = box_pointer(static_cast<std::size_t>(from) * p + to).load(std::memory_order_acquire);
+      if (!b) continue;
+      const std::uint32_t seq = b->consumed.load(std::memory_order_acquire) + 1;
+      pending_message m{from, to};
+      if (b->cell(seq).seq.load(std::memory_order_acquire) == seq) {
+        m.coll = b->cell(seq).coll;
+        m.call = b->cell(seq).call;
+        m.root = b->cell(seq).root;
+      } else if (queue && b->queue.read_available() > 0) {
+        message_header h;
+        std::memcpy(&h, b->queue.front().bytes, sizeof h);
+        if (h.seq != seq) continue;
+        m.coll = h.coll;
+        m.call = h.call;
+        m.root = h.root;
+      } else {
+        continue;
+      }
+      if (m.coll != point_to_point) found.push_back(m);
+    }
+  return found;
+}
+
+std::string team_state::root_mismatches_in(const std::vector<pending_message>& pending) const {
+  // (call, collective) -> sender -> root
+  std::map<std::pair<std::uint32_t, std::uint8_t>, std::map<int, int>> calls;
+  for (const pending_message& m : pending)
+    if (m.coll < collective_count && is_rooted(static_cast<collective>(m.coll)))
+      calls[{m.call, m.coll}].emplace(m.from, m.root);
+  std::string text;
+  for (const auto& [key, root_of] : calls) {
+    const auto differs = [&](const auto& entry) { return entry.second != root_of.begin()->second; };
+    if (std::none_of(root_of.begin(), root_of.end(), differs)) continue;
+    text += (text.empty() ? "" : "; ") + root_mismatch(static_cast<collective>(key.second), key.first, root_of);
+  }
+  return text;
+}
+
 team_state::~team_state() {
   if (world != this) {
     const std::string left = failed.load() ? std::string() : undelivered();
+    const std::string roots = left.empty() ? std::string() : root_mismatches_in(pending_messages(true));
     std::lock_guard lock(registry->mutex);
     auto& v = registry->comms;
     v.erase(std::remove(v.begin(), v.end(), this), v.end());
     if (registry->team_alive) registry->undelivered += left;
+    if (registry->team_alive && !roots.empty())
+      registry->root_mismatches += (registry->root_mismatches.empty() ? "" : "; ") + roots;
   } else {
     std::lock_guard lock(registry->mutex);
     registry->team_alive = false;
@@ -222,16 +291,28 @@ std::string team_state::undelivered() {
 void team_state::check_quiet() {
   // After every rank returned, a message nobody received means the ranks' sequences of
   // calls differed without ever blocking (e.g. two ranks each acting as a broadcast root).
+  // Messages of one rooted call whose senders passed different roots are a root mismatch,
+  // reported as such (the senders are the ranks known; a rank that left no message is not).
   std::string lines;
   for (int r = 0; r < p; ++r)
     if (!slots[r].leftover.empty()) lines += "\n  " + slots[r].leftover;
   lines += undelivered();
+  std::string roots = root_mismatches_in(pending_messages(true));
+  const auto add_roots = [&](const std::string& more) {
+    if (!more.empty()) roots += (roots.empty() ? "" : "; ") + more;
+  };
   {
     // What the team's other comms left behind when they ended, and those still alive.
     std::lock_guard lock(registry->mutex);
     lines += registry->undelivered;
-    for (team_state* c : registry->comms) lines += c->undelivered();
+    add_roots(registry->root_mismatches);
+    for (team_state* c : registry->comms) {
+      lines += c->undelivered();
+      add_roots(c->root_mismatches_in(c->pending_messages(true)));
+    }
   }
+  if (!lines.empty() && !roots.empty())
+    throw mismatch_error(no_rank, "run", roots + " (their messages were left undelivered:" + lines + ")");
   if (!lines.empty()) throw mismatch_error(no_rank, "run", "ranks returned with messages left undelivered:" + lines);
 }
 

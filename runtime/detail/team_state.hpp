@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@
 #include "fibers/fiber_scheduler.hpp"
 #include "mailbox/futex.hpp"
 #include "mailbox/mailbox.hpp"
+#include "ranklab/collective.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/schedule.hpp"
 #include "ranklab/team.hpp"
@@ -166,6 +168,17 @@ struct comm_registry {
   std::vector<team_state*> comms;
   bool team_alive = true;
   std::string undelivered;  // messages ended comms left in their mailboxes (check_quiet)
+  std::string root_mismatches;  // the root mismatches those messages show (root_mismatches_in)
+};
+
+// A message a rank sent that its receiver has not taken (the oldest of its pair), as its
+// header tells: for the reports of mismatches. Ranks in the comm's numbering.
+struct pending_message {
+  int from = no_rank;
+  int to = no_rank;
+  std::uint8_t coll = 0;
+  std::uint32_t call = 0;
+  int root = 0;
 };
 
 struct team_state : std::enable_shared_from_this<team_state> {
@@ -352,6 +365,18 @@ struct team_state : std::enable_shared_from_this<team_state> {
   void check_quiet();
   // The messages this comm's mailboxes still hold, a line each.
   std::string undelivered();
+  // The oldest untaken message of each pair of this comm. `queue`: the queue's too, whose
+  // front only its receiver may read while it runs (so only once every rank is done); the
+  // express lane's are read by their sequence numbers, safe whenever the ranks are stuck.
+  std::vector<pending_message> pending_messages(bool queue);
+  // How a root mismatch of call `call` of this comm is reported, the ranks (comm ranks, as
+  // keys) grouped by the root they passed: "root mismatch in bcast #3: ranks 0, 2, 3 passed
+  // root 1, rank 1 passed root 2" (in a comm other than the team's, with the comm and the
+  // ranks' team ranks).
+  std::string root_mismatch(collective c, std::uint32_t call, const std::map<int, int>& root_of) const;
+  // The root mismatches `pending` shows (messages of one call of a rooted collective whose
+  // senders passed different roots), one root_mismatch() each, joined by "; "; or "".
+  std::string root_mismatches_in(const std::vector<pending_message>& pending) const;
   std::uint64_t now_ns() const {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - world->start).count());

@@ -46,6 +46,12 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
 
 }  // namespace
 
+std::uint64_t signature_with_root(const cached_schedule& e, int root) {
+  call c = e.key_call;
+  c.args.root = root;
+  return signature_of(c, e.algo);
+}
+
 // Looked up once per call that does not repeat the last one (comm.cpp has the test for
 // that, on a flattened copy of this key).
 bool matches(const cached_schedule& e, const call& c) {

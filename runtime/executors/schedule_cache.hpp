@@ -35,6 +35,10 @@ std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& 
 // algorithm choice).
 bool matches(const cached_schedule& e, const call& c);
 
+// The signature entry `e`'s call would have with `root` for its root (signature_of on its
+// key_call): a peer's signature equal to it differs from ours in the root alone.
+std::uint64_t signature_with_root(const cached_schedule& e, int root);
+
 // The tag of the rank's next collective call: numbers it and carries the signature.
 call_tag tag_for(comm_state& cs, const call& c, const cached_schedule& entry);
 

@@ -34,9 +34,20 @@ constexpr const char* in_another_call =
     "is in a different call of that number (other collective, root, counts, type, operator or algorithm)";
 
 // The error of a call whose peer is not in the same call: names both ranks, raised by `me`.
-[[noreturn]] void throw_peer_mismatch(const remote_context& c, int peer, const char* why) {
+// `theirs`, the peer's call signature when known: one that differs from ours in the root
+// alone (signature_with_root) is reported as a root mismatch (team_state::root_mismatch).
+[[noreturn]] void throw_peer_mismatch(const remote_context& c, int peer, const char* why,
+                                      std::optional<std::uint64_t> theirs = std::nullopt) {
   const operation& op = *c.op;
   c.t->check_failure(c.me, op.name);  // the peer withdrew after a failure: report that one
+  const auto coll = static_cast<collective>(op.tag.coll);
+  if (theirs && op.entry && op.tag.coll != point_to_point && is_rooted(coll))
+    for (int root = 0; root < c.t->p; ++root)
+      if (root != op.tag.root && signature_with_root(*op.entry, root) == *theirs)
+        throw mismatch_error(c.me, op.name,
+                             c.t->root_mismatch(coll, op.tag.call, {{c.me, op.tag.root}, {peer, root}}) +
+                                 fmt::format(" ({} read {}'s call signature)", c.t->rank_text(c.me),
+                                             c.t->rank_text(peer)));
   throw mismatch_error(c.me, op.name,
                        fmt::format("collective mismatch{}: {} is in collective #{}{}, but {} {}", c.t->comm_text(),
                                    c.t->rank_text(c.me), op.tag.call, op.entry ? " [" + op.entry->text + "]" : "",
@@ -88,7 +99,7 @@ const buffer_table* remote_buffers(const void* context, int rank) {
     throw_peer_mismatch(c, rank,
                         "is no longer in that call (it withdrew its buffers after an error, or is in "
                         "another collective)");
-  if (*signature != c.op->tag.signature) throw_peer_mismatch(c, rank, in_another_call);
+  if (*signature != c.op->tag.signature) throw_peer_mismatch(c, rank, in_another_call, signature);
   return entry.table.load(std::memory_order_acquire);
 }
 
@@ -139,7 +150,7 @@ void check_signature_of(engine& e, const operation& op, int peer) {
                                 : signature_for_call(s.published[slot], op.tag.call);
   if (!signature || *signature == op.tag.signature) return;
   const remote_context context{&e.t, e.me, &op};
-  throw_peer_mismatch(context, peer, in_another_call);
+  throw_peer_mismatch(context, peer, in_another_call, signature);
 }
 
 // Fences carry no data, so ranks in different calls could pass one together unnoticed (a

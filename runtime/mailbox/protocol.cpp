@@ -236,6 +236,15 @@ void deliver(engine& e, operation& op, int from, const message_header& h, const 
   const call_tag& tag = op.tag;
   if (h.coll != tag.coll || h.signature != tag.signature) {
     release_unread(e, from, h);
+    // The same call of a rooted collective with another root: a root mismatch, named as the
+    // deadlock detector and the fence checks name it (team_state::root_mismatch).
+    if (h.coll == tag.coll && h.call == tag.call && h.root != tag.root && tag.coll != point_to_point &&
+        is_rooted(static_cast<collective>(tag.coll)))
+      throw mismatch_error(e.me, op.name,
+                           e.t.root_mismatch(static_cast<collective>(tag.coll), tag.call,
+                                             {{e.me, tag.root}, {from, h.root}}) +
+                               fmt::format(" ({} received {}'s message of the call)", e.t.rank_text(e.me),
+                                           e.t.rank_text(from)));
     const bool same_kind = h.coll == tag.coll && h.root == tag.root;
     throw mismatch_error(
         e.me, op.name,
