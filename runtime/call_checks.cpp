@@ -34,9 +34,14 @@ bool buffers_separate(const call& c, const buffer_extent& ext, const void* in, c
   const auto* b = static_cast<const std::byte*>(out);
   const std::uint64_t a_bytes = ext.in * c.type.size, b_bytes = ext.out * c.type.size;
   if (a + a_bytes <= b || b + b_bytes <= a) return true;
-  const bool in_place_ok =
-      c.args.coll == collective::allreduce || c.args.coll == collective::scan || c.args.coll == collective::exscan;
+  const bool in_place_ok = has_in_place_form(c.args.coll);
   return in_place_ok && a == b && a_bytes == b_bytes;
+}
+
+call as_called(const call& c, const void* in, const void* out) {
+  call as = c;
+  as.args.in_place = called_in_place(c, in, out);
+  return as;
 }
 
 void require_buffers(const call& c, int rank, int p, const void* in, const void* out) {

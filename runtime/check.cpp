@@ -2,6 +2,10 @@
 // (rank-ordered reductions, element by element), and the harness around it.
 #include "ranklab/check.hpp"
 
+#include <fmt/ranges.h>
+
+#include "ranklab/semantics.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -172,10 +176,12 @@ op matrix2x2_product() {
   return op::user(fn, /*commutative=*/false);
 }
 
-std::vector<rank_buffers> test_data::buffers() {
+std::vector<rank_buffers> test_data::buffers(bool in_place) {
   std::vector<rank_buffers> out;
-  for (std::size_t r = 0; r < in.size(); ++r)
-    out.push_back({in[r].empty() ? nullptr : in[r].data(), this->out[r].empty() ? nullptr : this->out[r].data()});
+  for (std::size_t r = 0; r < in.size(); ++r) {
+    void* o = this->out[r].empty() ? nullptr : this->out[r].data();
+    out.push_back({in_place ? o : in[r].empty() ? nullptr : in[r].data(), o});
+  }
   return out;
 }
 
@@ -300,17 +306,37 @@ check_result run_check(const call& c, executor_kind executor, int iterations, st
   const std::string algo_name(res.algo->name);
   cl.choice.name = algo_name;
   const schedule_set plans = build_all(*res.algo, args);
-  res.report = verify(plans);
+  // Structure and semantics first: a schedule set that is wrong is reported as the
+  // verifier's findings, and never run (a broken one could deadlock the executors).
+  res.report = verify(plans, args);
+  if (!res.report.ok) {
+    res.difference = fmt::format(
+        "{}",
+        fmt::join(res.report.problems.begin(),
+                  res.report.problems.begin() + std::min<std::ptrdiff_t>(3, std::ssize(res.report.problems)), "\n  "));
+    return res;
+  }
   test_data d = make_test_data(cl, seed);
+  if (args.in_place) {  // one buffer per rank, holding the input; exscan's rank 0 keeps it
+    d.out = d.in;
+    if (args.coll == collective::exscan) d.expected[0] = d.in[0];
+  }
   iterations = std::max(1, iterations);
+  // In place a call consumes its input: every call starts from it again (the copy is timed too).
+  auto refill = [&](int r) {
+    if (args.in_place && !d.out[r].empty()) std::memcpy(d.out[r].data(), d.in[r].data(), d.out[r].size());
+  };
   if (executor == executor_kind::sequential) {
-    const auto buffers = d.buffers();
+    const auto buffers = d.buffers(args.in_place);
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iterations; ++i) execute_sequential(plans, buffers, cl.type, cl.reduction);
+    for (int i = 0; i < iterations; ++i) {
+      for (int r = 0; r < args.p; ++r) refill(r);
+      execute_sequential(plans, buffers, cl.type, cl.reduction);
+    }
     res.seconds_per_op = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iterations;
   } else {
     std::vector<double> seconds(static_cast<std::size_t>(args.p));
-    auto buffers = d.buffers();
+    auto buffers = d.buffers(args.in_place);
     run(
         args.p,
         [&](comm& cm) {
@@ -318,15 +344,17 @@ check_result run_check(const call& c, executor_kind executor, int iterations, st
           cm.run_collective(cl, buffers[r].in, buffers[r].out);  // warm-up, builds the schedule
           cm.barrier();
           const auto t0 = std::chrono::steady_clock::now();
-          for (int i = 0; i < iterations; ++i) cm.run_collective(cl, buffers[r].in, buffers[r].out);
+          for (int i = 0; i < iterations; ++i) {
+            refill(r);
+            cm.run_collective(cl, buffers[r].in, buffers[r].out);
+          }
           seconds[r] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iterations;
         },
         options);
     res.seconds_per_op = *std::max_element(seconds.begin(), seconds.end());
   }
   res.difference = compare(cl, d);
-  res.verified = res.difference.empty() && res.report.ok;
-  if (!res.report.ok && res.difference.empty()) res.difference = res.report.problems.front();
+  res.verified = res.difference.empty();
   return res;
 }
 

@@ -189,7 +189,13 @@ void validate_sizes(const coll_args& a) {
 }
 }  // namespace
 
+bool has_in_place_form(collective c) {
+  return c == collective::allreduce || c == collective::scan || c == collective::exscan;
+}
+
 void validate(const coll_args& a) {
+  if (a.in_place && !has_in_place_form(a.coll))
+    bad(a, "in place: only allreduce, scan and exscan take the same buffer for input and output");
   if (a.p < 1) bad(a, fmt::format("p = {} (need at least 1 rank)", a.p));
   if (a.elem_size == 0) bad(a, "element size 0 (a datatype needs at least one byte per element)");
   if (is_rooted(a.coll) && (a.root < 0 || a.root >= a.p)) bad(a, fmt::format("root {} outside 0..{}", a.root, a.p - 1));
@@ -231,6 +237,7 @@ std::string describe(const coll_args& a) {
     s += fmt::format(", counts[{}]", a.counts.size());
   else if (a.coll != collective::barrier)
     s += fmt::format(", count={}", a.count);
+  if (a.in_place) s += ", in place";
   if (a.params.blocks) s += fmt::format(", blocks={}", a.params.blocks);
   if (a.params.radix) s += fmt::format(", radix={}", a.params.radix);
   if (a.params.removed_steps >= 0) s += fmt::format(", r={}", a.params.removed_steps);

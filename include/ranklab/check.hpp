@@ -15,7 +15,8 @@ namespace ranklab {
 // Every rank's buffers for one call, and what they must hold afterwards.
 struct test_data {
   std::vector<std::vector<std::byte>> in, out, expected;
-  std::vector<rank_buffers> buffers();  // pointers into in/out (in is null where unused)
+  // Pointers into in/out (in is null where unused); in place, `in` is `out`.
+  std::vector<rank_buffers> buffers(bool in_place = false);
 };
 
 // Deterministic inputs for `c` (values chosen so that every builtin operator's result is
@@ -37,15 +38,18 @@ enum class executor_kind { threads, sequential };
 
 struct check_result {
   bool verified = false;
-  std::string difference;  // first wrong element, if any
+  std::string difference;  // the verifier's findings, or the first wrong element, if any
   verify_report report;    // rounds, messages, elements (verifier)
   const algorithm* algo = nullptr;
   std::string reason;         // why this algorithm
   double seconds_per_op = 0;  // max over ranks of the mean per call
 };
 
-// Resolves the algorithm, verifies its schedules, runs `iterations` calls on the chosen
-// executor and checks the result of the last against the reference.
+// Resolves the algorithm and verifies its schedules, structure and semantics
+// (ranklab/semantics.hpp); a schedule set that fails is not run: `verified` is false and
+// `difference` holds the verifier's findings. Otherwise runs `iterations` calls on the
+// chosen executor and checks the result of the last against the reference. With
+// c.args.in_place (allreduce, scan, exscan) every rank passes one buffer for both.
 check_result run_check(const call& c, executor_kind executor, int iterations = 1, std::uint64_t seed = 1,
                        team_options options = team_options::from_environment());
 

@@ -63,6 +63,11 @@ struct coll_args {
   // allgatherv/scatterv/gatherv); empty means packed in rank order.
   std::vector<std::uint64_t> displs;
   bool commutative = true;
+  // In place (allreduce, scan, exscan): `in` and `out` are the same buffer at every rank, so
+  // a schedule reads its input from a buffer it also writes. A builder may use this to
+  // take a different course; whatever it builds must be right with in_buffer and out_buffer
+  // aliased (the semantic check, ranklab/semantics.hpp, runs every schedule that way).
+  bool in_place = false;
   algo_params params;
   // Bytes per element: only for algorithms that size blocks or segments by the cost model
   // (set by the comm and the check harness from the datatype).
@@ -82,8 +87,12 @@ std::uint64_t block_offset(const coll_args& a, int j);
 std::uint64_t block_count(const coll_args& a, int j);
 std::uint64_t total_count(const coll_args& a);  // sum of all ranks' blocks
 
+// Whether the collective has an in-place form (coll_args::in_place): allreduce, scan, exscan.
+bool has_in_place_form(collective c);
+
 // Throws usage_error for inconsistent arguments (root out of range, counts of the wrong
-// length, displacements that overlap or overflow ...).
+// length, displacements that overlap or overflow, in place where the collective has no
+// in-place form ...).
 void validate(const coll_args& a);
 
 // One line such as "bcast(p=8, root=3, count=100)", for logs and errors.

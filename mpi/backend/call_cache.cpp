@@ -33,6 +33,7 @@ std::string key_of(const call& c) {
   append(key, a.displs.size());
   for (std::uint64_t v : a.displs) append(key, v);
   append(key, c.reduction.commutative);
+  append(key, a.in_place);
   append(key, a.params.blocks);
   append(key, a.params.radix);
   append(key, a.params.removed_steps);

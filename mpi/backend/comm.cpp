@@ -84,7 +84,9 @@ std::shared_ptr<const cached_call> comm_state::checked_schedule(const call& c, c
                                   "flight, so make a new comm",
                                   failure));
   if (is_reduction(c.args.coll)) kernel_for(c.reduction, c.type);  // reject a bad (operator, type) on every rank
-  auto entry = cache.find_or_build(c, rank, size);
+  auto entry = c.args.in_place == ranklab::detail::called_in_place(c, in, out)
+                   ? cache.find_or_build(c, rank, size)
+                   : cache.find_or_build(ranklab::detail::as_called(c, in, out), rank, size);
   ranklab::detail::require_buffers(c, rank, size, in, out);
   last_algo = entry->algo;
   last_reason = entry->reason;

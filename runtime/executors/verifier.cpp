@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "executors/lockstep.hpp"
 #include "ranklab/data_flow.hpp"
 #include "ranklab/executor.hpp"
 
@@ -253,6 +254,7 @@ void land(held_data& dst, const held_data& data, combine how) {
 }
 
 struct label_machine {
+  using value = held_data;
   held_buffers state;
 
   // Unknown ranks and buffers read as, and write to, nothing.
@@ -278,12 +280,6 @@ struct label_machine {
     for (std::uint64_t i = 0; i < r.count && i < data.size() && r.offset + i < buf.size(); ++i)
       land(buf[r.offset + i], data[i], how);
   }
-  void steps(int rank, std::span<const local_step> list) {
-    for (const local_step& st : list) {
-      const auto data = read(st.src_rank == no_rank ? rank : st.src_rank, st.src);
-      write(st.dst_rank == no_rank ? rank : st.dst_rank, st.dst, data, st.how);
-    }
-  }
 };
 
 }  // namespace
@@ -294,7 +290,6 @@ held_buffers trace_data_flow(const schedule_set& schedules, int preloaded_out, c
     throw usage_error(no_rank, "data flow",
                       fmt::format("p = {}: the labels describe at most {} ranks", p, max_data_flow_ranks));
   label_machine m{held_buffers(static_cast<std::size_t>(p))};
-  std::size_t rounds = 0;
   for (int r = 0; r < p; ++r) {
     const schedule& s = schedules[r];
     auto& bufs = m.state[static_cast<std::size_t>(r)];
@@ -305,41 +300,10 @@ held_buffers trace_data_flow(const schedule_set& schedules, int preloaded_out, c
     };
     inputs(bufs[in_buffer]);
     if (r == preloaded_out) inputs(bufs[out_buffer]);
-    rounds = std::max(rounds, s.rounds().size());
   }
-  for (int r = 0; r < p; ++r) m.steps(r, schedules[r].prologue());
-  if (observe) observe(0, m.state);
-  auto at = [&](int r, std::size_t i) -> const round* {
-    const auto rs = schedules[r].rounds();
-    return i < rs.size() ? &rs[i] : nullptr;
-  };
-  std::vector<std::vector<held_data>> staged(static_cast<std::size_t>(p));
-  for (std::size_t i = 0; i < rounds; ++i) {
-    for (int r = 0; r < p; ++r)
-      if (const round* rd = at(r, i)) m.steps(r, schedules[r].pre_steps(*rd));
-    for (int r = 0; r < p; ++r) {
-      staged[r].clear();
-      const round* rd = at(r, i);
-      if (rd == nullptr || rd->send_to == no_rank) continue;
-      for (const region& reg : schedules[r].send_regions(*rd)) {
-        const auto data = m.read(r, reg);
-        staged[r].insert(staged[r].end(), data.begin(), data.end());
-      }
-    }
-    for (int r = 0; r < p; ++r) {
-      const round* rd = at(r, i);
-      if (rd == nullptr || rd->recv_from == no_rank || rd->recv_from < 0 || rd->recv_from >= p) continue;
-      std::span<const held_data> data = staged[rd->recv_from];
-      for (const region& reg : schedules[r].recv_regions(*rd)) {
-        const std::size_t n = std::min<std::size_t>(reg.count, data.size());
-        m.write(r, reg, data.first(n), rd->recv_how);
-        data = data.subspan(n);
-      }
-    }
-    for (int r = 0; r < p; ++r)
-      if (const round* rd = at(r, i)) m.steps(r, schedules[r].post_steps(*rd));
-    if (observe) observe(i + 1, m.state);
-  }
+  detail::run_lockstep(schedules, m, [&](std::size_t step) {
+    if (observe) observe(step, m.state);
+  });
   return std::move(m.state);
 }
 
