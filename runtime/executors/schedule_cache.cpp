@@ -28,6 +28,7 @@ std::uint64_t signature_of(const call& c, const algorithm* a) {
   h = fnv(h, static_cast<std::uint64_t>(c.args.p));
   h = fnv(h, static_cast<std::uint64_t>(is_rooted(c.args.coll) ? c.args.root : 0));
   h = fnv(h, c.args.count);
+  h = fnv(h, c.args.in_place ? 1 : 0);
   for (auto v : c.args.counts) h = fnv(h, v);
   for (auto v : c.args.displs) h = fnv(h, v);
   h = fnv(h, (static_cast<std::uint64_t>(c.type.kind) << 32) | c.type.size);
@@ -57,9 +58,10 @@ std::uint64_t signature_with_root(const cached_schedule& e, int root) {
 bool matches(const cached_schedule& e, const call& c) {
   const call& k = e.key_call;
   return k.args.coll == c.args.coll && k.args.count == c.args.count && k.args.root == c.args.root &&
-         k.args.commutative == c.args.commutative && k.args.params == c.args.params && k.type == c.type &&
-         k.reduction.kind == c.reduction.kind && k.reduction.function == c.reduction.function &&
-         e.requested == c.choice.name && k.args.counts == c.args.counts && k.args.displs == c.args.displs;
+         k.args.commutative == c.args.commutative && k.args.in_place == c.args.in_place &&
+         k.args.params == c.args.params && k.type == c.type && k.reduction.kind == c.reduction.kind &&
+         k.reduction.function == c.reduction.function && e.requested == c.choice.name &&
+         k.args.counts == c.args.counts && k.args.displs == c.args.displs;
 }
 
 namespace {
