@@ -206,3 +206,69 @@ ranklab_cli_test(cli_valid_demo_checked 0 "all 21 calls of each checked against 
   demo -p 3 --count 4096 -q)
 ranklab_cli_test(cli_valid_run_trace 0 "verified  true"
   run --coll allreduce -p 4 --trace ${CMAKE_CURRENT_BINARY_DIR}/cli_trace.json)
+
+# ---- plugins: --plugin FILE.so and RANKLAB_PLUGINS ---------------------------------------------
+# tests/plugin/: modules loaded by path, never linked, with no LD_PRELOAD (unset below):
+# star_bcast.cpp registers the `star` broadcast; the others are refused, each for its reason.
+set(_star $<TARGET_FILE:ranklab_test_plugin_star>)
+set(_star_row "  star                   -                  test plugin: root sends to each rank in turn, p-1 rounds")
+set(_star_verified "star                   OK      rounds 0..15, messages 0..15")
+set(_no_file "/nonexistent_ranklab_dir/x.so: cannot load: /nonexistent_ranklab_dir/x.so: cannot open shared object file")
+
+# ranklab_cli_env_test(<name> <exit status> <text> <VAR=value> <arguments>...): as
+# ranklab_cli_test, with that variable set and LD_PRELOAD unset.
+function(ranklab_cli_env_test name status text assignment)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_COMMAND} -DEXIT_CODE=${status} "-DEXPECT=${text}" -P ${_cli_expect}
+            -- ${CMAKE_COMMAND} -E env --unset=LD_PRELOAD ${assignment} $<TARGET_FILE:ranklab_tool> ${ARGN})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60)
+endfunction()
+
+# Before the subcommand, after it, repeated: the same one entry.
+ranklab_cli_env_test(cli_plugin_list_before 0 "${_star_row}" RANKLAB_UNUSED=1 --plugin ${_star} list --coll bcast)
+ranklab_cli_test(cli_plugin_list_after 0 "${_star_row}" list --coll bcast --plugin ${_star})
+# (Were the second load not a no-op, the name would be registered twice: status 2.)
+ranklab_cli_test(cli_plugin_list_repeated 0 "\"algo\": \"star\",\n    \"coll\": \"bcast\","
+  --plugin ${_star} list --plugin ${_star} --coll bcast --plugin ${_star} --json)
+ranklab_cli_test(cli_plugin_verify 0 "${_star_verified}"
+  verify --coll bcast --algo star --p 1..16 --plugin ${_star})
+ranklab_cli_test(cli_plugin_verify_before_algo 0 "${_star_verified}"
+  verify --plugin ${_star} --coll bcast --algo star --p 1..16)
+ranklab_cli_test(cli_plugin_run 0 "algo      star\np         7\ncount     100\nroot      3\nrounds    6\nmessages  6\nbytes     2400\nverified  true"
+  run --coll bcast --algo star -p 7 --count 100 --root 3 --plugin ${_star})
+ranklab_cli_test(cli_plugin_schedule 0 "bcast(p=4, root=0, count=8), algorithm star: 3 rounds, 3 messages"
+  schedule --coll bcast --algo star -p 4 --plugin ${_star})
+ranklab_cli_test(cli_plugin_draw 0 "bcast(p=7, root=0, count=8), algorithm star, 6 rounds, 6 messages"
+  draw --coll bcast --algo star -p 7 --out ${CMAKE_CURRENT_BINARY_DIR}/cli_plugin_star.svg --plugin ${_star})
+ranklab_cli_test(cli_plugin_bench 0 "# bytes   star\n      8  "
+  bench --coll bcast --algo star -p 2 --sizes 8 --quick --no-baselines -q --plugin ${_star})
+ranklab_cli_test(cli_plugin_tune 0 "\"star\":"
+  tune --quick --coll bcast -p 2 --sizes 64 --batches 1 --batch-ms 0.2 -q --json --plugin ${_star})
+ranklab_cli_test(cli_plugin_demo 0 "checked against the sequential reference: correct"
+  --plugin ${_star} demo -p 2 --count 1024 -q)
+# RANKLAB_PLUGINS: the library reads it at the first look into the registry (the tool does nothing).
+ranklab_cli_env_test(cli_plugin_environment 0 "${_star_verified}" "RANKLAB_PLUGINS=::${_star}:"
+  verify --coll bcast --algo star --p 1..16)
+ranklab_cli_env_test(cli_plugin_environment_and_option 0 "${_star_row}" "RANKLAB_PLUGINS=${_star}"
+  list --coll bcast --plugin ${_star})
+ranklab_cli_env_test(cli_misuse_plugin_environment 2 "ranklab: RANKLAB_PLUGINS: plugin ${_no_file}"
+  "RANKLAB_PLUGINS=${_star}:/nonexistent_ranklab_dir/x.so" list)
+# Misuse: status 2 and the reason, naming the file.
+ranklab_cli_misuse(plugin_missing "ranklab: --plugin ${_no_file}"
+  --plugin /nonexistent_ranklab_dir/x.so list)
+ranklab_cli_misuse(plugin_missing_after "ranklab: --plugin ${_no_file}"
+  verify --coll bcast --algo star --p 4 --plugin /nonexistent_ranklab_dir/x.so)
+ranklab_cli_misuse(plugin_not_a_library "--plugin ${CMAKE_CURRENT_LIST_FILE}: cannot load: "
+  list --plugin ${CMAKE_CURRENT_LIST_FILE})
+ranklab_cli_misuse(plugin_registers_nothing
+  "--plugin $<TARGET_FILE:ranklab_test_plugin_empty>: registers no algorithm"
+  list --plugin $<TARGET_FILE:ranklab_test_plugin_empty>)
+ranklab_cli_misuse(plugin_refused_name
+  "--plugin $<TARGET_FILE:ranklab_test_plugin_refused>: algorithm name 'bad name': only letters, digits and _ . : -"
+  list --plugin $<TARGET_FILE:ranklab_test_plugin_refused>)
+ranklab_cli_misuse(plugin_duplicate
+  "--plugin $<TARGET_FILE:ranklab_test_plugin_duplicate>: algorithm 'binomial' for bcast registered twice (first by "
+  list --plugin $<TARGET_FILE:ranklab_test_plugin_duplicate>)
+ranklab_cli_misuse(plugin_missing_value "--plugin: 1 required FILE.so missing" list --plugin)
+# Without the plugin there is no `star`: the tests above see the plugin's.
+ranklab_cli_misuse(plugin_absent "--algo star: not an algorithm of bcast" verify --coll bcast --algo star --p 4)

@@ -60,12 +60,43 @@ struct algorithm {
 
 class registry {
  public:
-  // One entry per collective `a` serves; returns true, for static registration.
+  // One entry per collective `a` serves; returns true, for static registration. With
+  // `serves` empty the algorithm serves `coll` alone (barrier unless set).
+  //
+  // Throws usage_error, naming the algorithm and the problem, for a declaration that cannot
+  // be called by name: an empty name; a name with characters other than letters, digits and
+  // `_ . : -`, or not starting with a letter or digit (it is typed as `--algo NAME` and
+  // `RANKLAB_<COLL>_ALGORITHM=NAME`); the reserved names `auto` and `all`; a `coll` that is
+  // no collective, or that `serves` leaves out; no `build`; a name already registered for
+  // one of its collectives.
+  //
+  // RANKLAB_REGISTER_ALGORITHM calls this from a static initialiser, where an exception
+  // ends the program (std::terminate prints the message) before main: a bad declaration
+  // in a program shows at its first start. In a library that load_plugin loads, the error
+  // is load_plugin's instead, and none of that library's algorithms is registered.
   static bool add(const algorithm& a);
+  // The readers. The first call of any of them in a process loads the plugins named by
+  // RANKLAB_PLUGINS (load_plugins_from_environment), so that every program picks them up;
+  // when one of those fails, every call throws its usage_error.
   static std::vector<const algorithm*> all();  // sorted by collective, then name
   static std::vector<const algorithm*> for_collective(collective c);
   static const algorithm* find(collective c, std::string_view name);
 };
+
+// Loads a shared library whose static initialisers register algorithms (a plugin: the
+// RANKLAB_REGISTER_ALGORITHM lines of its sources) and returns the entries it added, one
+// per collective served. A path without '/' is searched for as dlopen(3) does. Loading a
+// library again returns the same entries and changes nothing; so does naming one the program
+// links (then: the entries whose builders it holds). Throws usage_error,
+// naming the path, when the library cannot be loaded (dlerror's reason), registers nothing,
+// or a registration in it is refused (registry::add's message); then none of its
+// algorithms is registered. A loaded plugin stays loaded until the process ends.
+std::vector<const algorithm*> load_plugin(std::string_view path);
+
+// load_plugin for every path of the environment variable RANKLAB_PLUGINS, a list separated
+// by ':' (empty entries skipped), in order; returns the entries added. A failure is a
+// usage_error naming RANKLAB_PLUGINS and the path. The registry's readers call this once.
+std::vector<const algorithm*> load_plugins_from_environment();
 
 // Throws usage_error when `a` cannot run `args` (non-commutative operator, p not a power
 // of two ...), naming algorithms of the same collective that can.
@@ -88,7 +119,9 @@ schedule_set build_all(const algorithm& a, const coll_args& args);
 
 #define RANKLAB_CONCAT_INNER(a, b) a##b
 #define RANKLAB_CONCAT(a, b) RANKLAB_CONCAT_INNER(a, b)
-// Registers an algorithm at load time (the library is shared, so every file's registrar runs).
+// Registers an algorithm at load time (the library is shared, so every file's registrar
+// runs): registry::add from a static initialiser, so a refused declaration ends the
+// program before main, with the message, unless load_plugin is loading its library.
 #define RANKLAB_REGISTER_ALGORITHM(...)                                              \
   [[maybe_unused]] static const bool RANKLAB_CONCAT(ranklab_registered_, __LINE__) = \
       ::ranklab::registry::add(__VA_ARGS__)
