@@ -148,12 +148,12 @@ ranklab_cli_test(cli_valid_schedule_binomial_round 0 "round   1: recv copy out[0
   schedule -p 4 --coll bcast --algo binomial)
 ranklab_cli_test(cli_valid_schedule_ring_json 0 "\"algo\":\"ring\",\"p\":5,\"root\":0,\"count\":8,\"rounds\":4,"
   schedule -p 5 --coll allgather --algo ring --json)
-ranklab_cli_test(cli_valid_verify_ring 0 "ring                   OK      rounds 0..5, messages 0..30\n  OK"
+ranklab_cli_test(cli_valid_verify_ring 0 "ring                   OK      rounds 0..5, messages 0..30, 42 calls\n  OK"
   verify --coll allgather --algo ring --p 1..6)
 ranklab_cli_test(cli_valid_verify_hypercube_skips 0
   "hypercube              OK      rounds 0..3, messages 0..24; p = 3, 5, 6, 7 skipped: needs p to be a power of two"
   verify --coll alltoall --algo hypercube --p 1..8)
-ranklab_cli_test(cli_valid_verify_all_json 0 "\"algo\":\"binomial\",\"ok\":true,\"results\":[{\"p\":8,\"ok\":true,\"rounds\":3,"
+ranklab_cli_test(cli_valid_verify_all_json 0 "\"algo\":\"binomial\",\"ok\":true,\"results\":[{\"p\":8,\"ok\":true,\"calls\":56,\"rounds\":3,"
   verify --coll bcast --p 8 --json)
 
 # list --markdown: a header and one row per registered algorithm, checked against list --json.
@@ -270,5 +270,18 @@ ranklab_cli_misuse(plugin_duplicate
   "--plugin $<TARGET_FILE:ranklab_test_plugin_duplicate>: algorithm 'binomial' for bcast registered twice (first by "
   list --plugin $<TARGET_FILE:ranklab_test_plugin_duplicate>)
 ranklab_cli_misuse(plugin_missing_value "--plugin: 1 required FILE.so missing" list --plugin)
+# Wrong algorithms: verify names each failing call and what is wrong in it, and exits 1;
+# run does not run a schedule the verifier refuses (no deadlock, no timeout: its findings).
+set(_wrong $<TARGET_FILE:ranklab_test_plugin_wrong_allreduce>)
+ranklab_cli_test(cli_verify_finds_missing_contribution 1
+  "FAILED allreduce/forgets_own allreduce(p=2, count=1)\n      2 wrong elements of out in allreduce(p=2, count=1)\n      rank 0, out[0]: expected element 0 combined over ranks 0..1, got rank 1's element 0; missing: rank 0"
+  verify --coll allreduce --algo forgets_own --p 2..4 --plugin ${_wrong})
+ranklab_cli_test(cli_verify_finds_in_place_read 1
+  "FAILED allreduce/reads_in_late allreduce(p=3, count=1, in place)\n      3 wrong elements of out in allreduce(p=3, count=1, in place)\n      rank 0 in round 1 reads in[0] after writing out[0]: in place they are one element"
+  verify --coll allreduce --algo reads_in_late --p 1..4 --plugin ${_wrong})
+ranklab_cli_test(cli_verify_all_names_failures 1 "FAILED for 2 of 11 algorithms"
+  verify --coll allreduce --p 1..4 --quick --plugin ${_wrong})
+ranklab_cli_test(cli_run_refuses_wrong_schedule 1 "missing: rank 0"
+  run --coll allreduce --algo forgets_own -p 3 --plugin ${_wrong})
 # Without the plugin there is no `star`: the tests above see the plugin's.
 ranklab_cli_misuse(plugin_absent "--algo star: not an algorithm of bcast" verify --coll bcast --algo star --p 4)

@@ -54,12 +54,23 @@ int main() {
     return 1;
   }
   try {
+    // The whole sweep of the verifier at each p: every root, counts 0, 1 and uneven.
+    for (int p = 1; p <= 16; ++p) {
+      const ranklab::verify_summary s = ranklab::verify_algorithm(*found, p);
+      if (!s.ok()) {
+        std::fprintf(stderr, "own_algorithm: p=%d: %s: %s\n", p,
+                     ranklab::describe_verified_call(s.failures.front().args).c_str(),
+                     s.failures.front().problems.front().c_str());
+        ++failed;
+      }
+    }
     // The verifier on all ranks' schedules, and both executors against the reference.
     for (int p : {1, 2, 3, 5, 8}) {
       for (int root : {0, p - 1}) {
         const ranklab::call c = ranklab::make_call(ranklab::collective::bcast, p, 100, root,
                                                    ranklab::datatype_of<int>(), ranklab::ops::sum, {"example_star"});
-        const ranklab::verify_report v = ranklab::verify(ranklab::build_all(*found, c.args));
+        // Structure and results (ranklab/semantics.hpp): what every rank's out ends up holding.
+        const ranklab::verify_report v = ranklab::verify(ranklab::build_all(*found, c.args), c.args);
         if (!v.ok || v.rounds != static_cast<std::size_t>(p - 1)) {
           std::fprintf(stderr, "own_algorithm: p=%d root=%d: verifier: %s (%zu rounds)\n", p, root,
                        v.problems.empty() ? "wrong round count" : v.problems.front().c_str(), v.rounds);

@@ -40,6 +40,8 @@ struct verify_report {
   std::vector<std::vector<std::uint32_t>> receives_per_element;
 };
 
+// The structure alone: it does not know the collective, so it cannot say whether the right
+// data ends up in `out`. verify(schedules, args) (ranklab/semantics.hpp) checks both.
 verify_report verify(const schedule_set& schedules, bool count_receives = false);
 
 }  // namespace ranklab

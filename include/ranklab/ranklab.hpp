@@ -15,5 +15,6 @@
 #include "ranklab/registry.hpp"
 #include "ranklab/request.hpp"
 #include "ranklab/schedule.hpp"
+#include "ranklab/semantics.hpp"
 #include "ranklab/selection.hpp"
 #include "ranklab/team.hpp"

@@ -75,28 +75,36 @@ void print_line(collective c, const algorithm_result& ar) {
     if (r.skipped() && !r.summary.skipped.empty()) skipped.push_back(r.p), reason = r.summary.skipped;
   if (!skipped.empty()) line += fmt::format("; p = {} skipped: {}", fmt::join(skipped, ", "), reason);
   fmt::print("{}\n", line);
-  std::size_t failing = 0;
-  for (const p_result& r : ar.results)
-    for (const verify_failure& f : r.summary.failures) {
-      if (failing++ >= failures_shown) continue;
-      fmt::print("    FAILED {}/{} {}\n", name(c), ar.algo->name, describe_verified_call(f.args));
-      for (std::size_t i = 0; i < f.problems.size() && i < 3; ++i) fmt::print("      {}\n", f.problems[i]);
-    }
-  if (failing > failures_shown) fmt::print("    ... and {} more failing calls\n", failing - failures_shown);
+  // The first failing call of each p, for the first few p; then how many more there are.
+  std::size_t failing = 0, shown = 0;
+  for (const p_result& r : ar.results) {
+    failing += r.summary.failures.size();
+    if (r.summary.failures.empty() || shown == failures_shown) continue;
+    const verify_failure& f = r.summary.failures.front();
+    ++shown;
+    fmt::print("    FAILED {}/{} {}\n", name(c), ar.algo->name, describe_verified_call(f.args));
+    for (std::size_t i = 0; i < f.problems.size() && i < 3; ++i) fmt::print("      {}\n", f.problems[i]);
+  }
+  if (failing > shown) fmt::print("    ... {} failing calls in all, {} shown (the first of each p)\n", failing, shown);
   std::fflush(stdout);  // one line per algorithm as it is done: the progress of a long check
 }
 
 void print_header(collective c, p_range ps, const verify_sweep& sw) {
   const std::string range =
       ps.first == ps.last ? fmt::format("{}", ps.first) : fmt::format("{}..{}", ps.first, ps.last);
+  std::vector<std::string> sweep = {sw.count ? fmt::format("count {}", *sw.count)
+                                             : std::string("counts 0, 1 and uneven")};
+  if (is_rooted(c))
+    sweep.push_back(sw.root         ? fmt::format("root {}", *sw.root)
+                    : sw.every_root ? std::string("every root")
+                                    : std::string("roots 0, p/2, p-1"));
+  if (has_in_place_form(c)) sweep.push_back("in place and not");
+  if (is_reduction(c)) sweep.push_back("commutative and not");
   fmt::print(
       "verify {} p = {}: structure (sends paired with receives, one-ported rounds, buffer bounds and sizes)\n"
       "  and results (every element of every rank's out against the collective's definition);\n"
-      "  {}, {}, in place and not, commutative and not\n",
-      name(c), range, sw.count ? fmt::format("count {}", *sw.count) : std::string("counts 0, 1 and uneven"),
-      sw.root         ? fmt::format("root {}", *sw.root)
-      : sw.every_root ? std::string("every root")
-                      : std::string("roots 0, p/2, p-1"));
+      "  {}\n",
+      name(c), range, fmt::join(sweep, ", "));
 }
 
 void print_footer(const std::vector<algorithm_result>& all) {
