@@ -151,7 +151,7 @@ ranklab_cli_test(cli_valid_schedule_ring_json 0 "\"algo\":\"ring\",\"p\":5,\"roo
 ranklab_cli_test(cli_valid_verify_ring 0 "ring                   OK      rounds 0..5, messages 0..30, 42 calls\n  OK"
   verify --coll allgather --algo ring --p 1..6)
 ranklab_cli_test(cli_valid_verify_hypercube_skips 0
-  "hypercube              OK      rounds 0..3, messages 0..24; p = 3, 5, 6, 7 skipped: needs p to be a power of two"
+  "hypercube              OK      rounds 0..3, messages 0..24, 28 calls; p = 3, 5, 6, 7 skipped: needs p to be a power of two"
   verify --coll alltoall --algo hypercube --p 1..8)
 ranklab_cli_test(cli_valid_verify_all_json 0 "\"algo\":\"binomial\",\"ok\":true,\"results\":[{\"p\":8,\"ok\":true,\"calls\":56,\"rounds\":3,"
   verify --coll bcast --p 8 --json)
