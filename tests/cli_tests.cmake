@@ -209,9 +209,9 @@ ranklab_cli_test(cli_valid_run_trace 0 "verified  true"
 
 # ---- plugins: --plugin FILE.so and RANKLAB_PLUGINS ---------------------------------------------
 # tests/plugin/: modules loaded by path, never linked, with no LD_PRELOAD (unset below):
-# star_bcast.cpp registers the `star` broadcast; the others are refused, each for its reason.
+# examples/algorithm_plugin/star_bcast.cpp registers the `star` broadcast; the others are refused, each for its reason.
 set(_star $<TARGET_FILE:ranklab_test_plugin_star>)
-set(_star_row "  star                   -                  test plugin: root sends to each rank in turn, p-1 rounds")
+set(_star_row "  star                   -                  root sends to each rank in turn: p-1 rounds, (p-1)(alpha + beta m)")
 set(_star_verified "star                   OK      rounds 0..15, messages 0..15")
 set(_no_file "/nonexistent_ranklab_dir/x.so: cannot load: /nonexistent_ranklab_dir/x.so: cannot open shared object file")
 
