@@ -103,9 +103,12 @@ class algebra {
   joined join(std::uint32_t left, std::uint32_t right) {
     if (commutative_ && left > right) std::swap(left, right);
     const std::uint64_t key = (std::uint64_t{left} << 32) | right;
-    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const joined j = compute(lists_[left], lists_[right]);
-    memo_.emplace(key, j);
+    if (key == last_key_) return last_;  // the elements of a block repeat the same join
+    const auto it = memo_.find(key);
+    const joined j =
+        it != memo_.end() ? it->second : memo_.emplace(key, compute(lists_[left], lists_[right])).first->second;
+    last_key_ = key;
+    last_ = j;
     return j;
   }
 
@@ -128,6 +131,8 @@ class algebra {
   bool commutative_;
   std::vector<run_list> lists_;
   std::unordered_map<std::uint64_t, joined> memo_;
+  std::uint64_t last_key_ = ~std::uint64_t{0};
+  joined last_{};
 };
 
 constexpr std::size_t max_reasons = 256;
