@@ -25,7 +25,10 @@ std::once_flag keyval_once;
 // release_states) frees the private duplicate with it. MPI lets a program free a
 // communicator with nonblocking collectives still running on it: their queued native
 // operations are issued first (on the user's communicator, which goes now), and the state
-// lives on until the last of them ends.
+// lives on until the last of them ends. MPI_Comm_free does that settling before it frees
+// (below): MPICH runs this callback only once the operations on the communicator are done,
+// from inside the progress of a later call (PMPI_Test of the private duplicate's
+// PMPI_Comm_idup), where ranklab must not test that request again.
 int delete_state(MPI_Comm, int, void* value, void*) {
   auto* st = static_cast<comm_state*>(value);
   try {
@@ -184,3 +187,20 @@ int fail(int row, MPI_Comm comm, comm_state* st, const std::exception& e) noexce
 }
 
 }  // namespace ranklab::mpi::interpose
+
+// Before the user's communicator goes: its private duplicate is made and the queued native
+// operations of its nonblocking calls are issued, while the handle is valid (see
+// delete_state). The calls then run on to their ends over the private duplicate.
+extern "C" int MPI_Comm_free(MPI_Comm* comm) {
+  using namespace ranklab::mpi::interpose;
+  if (comm && *comm != MPI_COMM_NULL && keyval != MPI_KEYVAL_INVALID) {
+    void* value = nullptr;
+    int found = 0;
+    try {
+      if (PMPI_Comm_get_attr(*comm, keyval, &value, &found) == MPI_SUCCESS && found)
+        settle(*static_cast<comm_state*>(value));
+    } catch (const std::exception&) {  // the calls concerned report their own errors
+    }
+  }
+  return PMPI_Comm_free(comm);
+}

@@ -79,7 +79,8 @@ void execute(comm_state& st, int row, job j) {
   j.finish();
 }
 
-int call_native(MPI_Comm comm, comm_state* st, int row, const native_form& native, MPI_Request* request) noexcept {
+int call_native(MPI_Comm comm, comm_state* st, int row, const native_form& native, const handles& h,
+                MPI_Request* request) noexcept {
   try {
     if (!request) {
       // Native collectives on the user's communicator go in call order: first the queued
@@ -88,7 +89,7 @@ int call_native(MPI_Comm comm, comm_state* st, int row, const native_form& nativ
       return blocking_native(native);
     }
     if (!st || st->queue.empty()) return native(request);
-    start_native(comm, *st, row, native, request);
+    start_native(comm, *st, row, native, h, request);
     return MPI_SUCCESS;
   } catch (const std::exception& e) {
     return fail(row, comm, st, e);

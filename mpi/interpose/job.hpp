@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "handles.hpp"
 #include "interpose.hpp"
 #include "progress.hpp"
 #include "staging.hpp"
@@ -55,21 +56,26 @@ using native_form = std::function<int(MPI_Request*)>;
 // The blocking and the nonblocking paths (comm_state.cpp, nonblocking.cpp). Both throw
 // fallback before anything is sent when ranklab cannot serve the call.
 void execute(comm_state& st, int row, job j);
-void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, MPI_Request* request);
+// A nonblocking call holds the datatypes and operator `h` it was given until it completes
+// (handles.hpp): the program may free them before that.
+void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, const handles& h, MPI_Request* request);
 // A nonblocking call that goes to the native library behind queued calls of `st`.
-void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, MPI_Request* request);
+void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, const handles& h, MPI_Request* request);
 // The native library's form, counted already: the blocking one (its nonblocking form plus
 // progress while ranklab calls are in flight), or the nonblocking one (queued behind calls
 // of `st` whose native operations are not yet issued).
-int call_native(MPI_Comm comm, comm_state* st, int row, const native_form& native, MPI_Request* request) noexcept;
+int call_native(MPI_Comm comm, comm_state* st, int row, const native_form& native, const handles& h,
+                MPI_Request* request) noexcept;
 // RANKLAB_MPI_NONBLOCKING=native: every nonblocking form goes to the native library.
 bool nonblocking_native();
 
 // The frame of every collective entry point. `make(state)` makes the job (throwing fallback
 // before any message when ranklab cannot serve it); then the blocking call runs it, the
 // nonblocking one starts it and returns a request. Otherwise `native` makes the PMPI_ call.
-template <class Make, class Native>
-int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, Native&& native) noexcept {
+// `used(state)`: the call's handles significant at this rank, held while a nonblocking call
+// is pending (handles.hpp).
+template <class Used, class Make, class Native>
+int serve(collective c, MPI_Comm comm, MPI_Request* request, Used&& used, Make&& make, Native&& native) noexcept {
   const int row = request ? nonblocking_row(c) : blocking_row(c);
   reason why{};
   comm_state* st = nullptr;
@@ -78,7 +84,7 @@ int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, Native
     st = &state_of(comm);
     job j = make(*st);
     if (request)
-      start(comm, *st, row, std::move(j), native_form(native), request);
+      start(comm, *st, row, std::move(j), native_form(native), used(*st), request);
     else
       execute(*st, row, std::move(j));
     return MPI_SUCCESS;
@@ -94,7 +100,8 @@ int serve(collective c, MPI_Comm comm, MPI_Request* request, Make&& make, Native
   else if (comm != MPI_COMM_NULL)
     PMPI_Comm_rank(comm, &rank);
   record_native(row, why, rank == 0);
-  return call_native(comm, st, row, native_form(std::forward<Native>(native)), request);
+  const bool queued = request && st && !st->queue.empty();  // only then held: MPI holds the rest
+  return call_native(comm, st, row, native_form(std::forward<Native>(native)), queued ? used(*st) : handles{}, request);
 }
 
 }  // namespace ranklab::mpi::interpose

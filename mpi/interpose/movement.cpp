@@ -49,20 +49,20 @@ job bytes_job(const call& c, staged in, staged out) {
 
 int barrier(MPI_Comm comm, MPI_Request* request) {
   return serve(
-      collective::barrier, comm, request,
+      collective::barrier, comm, request, [](const comm_state&) { return handles{}; },
       [&](comm_state& st) { return job{make_call(collective::barrier, st.size, 0)}; },
       [=](MPI_Request* r) { return PMPI_Ibarrier(comm, r); });
 }
 
 int bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   return serve(
-      collective::bcast, comm, request,
+      collective::bcast, comm, request, [=](const comm_state&) { return handles{datatype}; },
       [&](comm_state& st) {
         require_root(st, root);
         require_raw_packing();
         const typed_blocks b = one_block(buffer, nonnegative(count), datatype);
         // The root's buffer is read (ranklab's bcast sends from the root's out buffer).
-        staged buf = st.rank == root ? staged::input(b, comm) : staged::output(b, comm);
+        staged buf = st.rank == root ? staged::input(b) : staged::output(b);
         job j{make_call(collective::bcast, st.size, buf.bytes(), root, bytes_type)};
         j.out = j.keep(std::move(buf)).data();
         return j;
@@ -74,14 +74,17 @@ int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* r
               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::allgather, comm, request,
+      [=](const comm_state&) {
+        return handles{sendbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sendtype, recvtype};
+      },
       [&](comm_state& st) {
         require_raw_packing();
         const std::uint64_t n = nonnegative(recvcount);
-        staged out = staged::output(one_block(recvbuf, n * st.size, recvtype), comm);
+        staged out = staged::output(one_block(recvbuf, n * st.size, recvtype));
         const std::uint64_t block = out.bytes() / st.size;
         // In place, this rank's block already sits in recvbuf, which the call also writes.
-        staged in = sendbuf == MPI_IN_PLACE ? staged::input(one_block(recvbuf, n, recvtype, n * st.rank), comm, true)
-                                            : staged::input(one_block(sendbuf, nonnegative(sendcount), sendtype), comm);
+        staged in = sendbuf == MPI_IN_PLACE ? staged::input(one_block(recvbuf, n, recvtype, n * st.rank), true)
+                                            : staged::input(one_block(sendbuf, nonnegative(sendcount), sendtype));
         expect_bytes(st, collective::allgather, "the send buffer", in.bytes(), block);
         return bytes_job(make_call(collective::allgather, st.size, block, 0, bytes_type), std::move(in),
                          std::move(out));
@@ -95,15 +98,18 @@ int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::allgatherv, comm, request,
+      [=](const comm_state&) {
+        return handles{sendbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sendtype, recvtype};
+      },
       [&](comm_state& st) {
         require_raw_packing();
         const typed_blocks layout = v_blocks(recvbuf, recvcounts, displs, st.size, recvtype);
         const std::vector<std::uint64_t> counts = block_bytes(layout);
-        staged out = staged::output(layout, comm);
-        staged in = sendbuf == MPI_IN_PLACE
-                        ? staged::input(one_block(recvbuf, layout.counts[st.rank], recvtype, layout.displs[st.rank]),
-                                        comm, true)
-                        : staged::input(one_block(sendbuf, nonnegative(sendcount), sendtype), comm);
+        staged out = staged::output(layout);
+        staged in =
+            sendbuf == MPI_IN_PLACE
+                ? staged::input(one_block(recvbuf, layout.counts[st.rank], recvtype, layout.displs[st.rank]), true)
+                : staged::input(one_block(sendbuf, nonnegative(sendcount), sendtype));
         expect_bytes(st, collective::allgatherv, "the send buffer", in.bytes(), counts[st.rank]);
         return bytes_job(make_vcall(collective::allgatherv, st.size, counts, {}, 0, bytes_type), std::move(in),
                          std::move(out));
@@ -117,13 +123,16 @@ int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* re
              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::alltoall, comm, request,
+      [=](const comm_state&) {
+        return handles{sendbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sendtype, recvtype};
+      },
       [&](comm_state& st) {
         require_raw_packing();
         const std::uint64_t n = nonnegative(recvcount) * st.size;
-        staged out = staged::output(one_block(recvbuf, n, recvtype), comm);
+        staged out = staged::output(one_block(recvbuf, n, recvtype));
         staged in = sendbuf == MPI_IN_PLACE
-                        ? staged::input(one_block(recvbuf, n, recvtype), comm, true)
-                        : staged::input(one_block(sendbuf, nonnegative(sendcount) * st.size, sendtype), comm);
+                        ? staged::input(one_block(recvbuf, n, recvtype), true)
+                        : staged::input(one_block(sendbuf, nonnegative(sendcount) * st.size, sendtype));
         expect_bytes(st, collective::alltoall, "the send buffer", in.bytes(), out.bytes());
         const call c = make_call(collective::alltoall, st.size, out.bytes() / st.size, 0, bytes_type);
         return bytes_job(c, std::move(in), std::move(out));
@@ -139,6 +148,9 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
               const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::alltoallv, comm, request,
+      [=](const comm_state&) {
+        return handles{sendbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sendtype, recvtype};
+      },
       [&](comm_state& st) {
         require_raw_packing();
         const int p = st.size;
@@ -161,9 +173,9 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], 
           for (int k = 0; k < p; ++k)
             expect_bytes(*s, collective::alltoallv, fmt::format("the block from rank {}", k).c_str(), mine[k],
                          counts[static_cast<std::size_t>(k) * p + s->rank]);
-          staged out = staged::output(layout, comm);
+          staged out = staged::output(layout);
           return bytes_job(make_vcall(collective::alltoallv, p, counts, {}, 0, bytes_type),
-                           staged::input(send_layout(), comm, in_place), std::move(out));
+                           staged::input(send_layout(), in_place), std::move(out));
         };
         return j;
       },

@@ -43,8 +43,12 @@
 // Limits: the program's MPI calls come from one thread at a time (as for the backend:
 // MPI_THREAD_SERIALIZED); progress happens inside intercepted calls only (a rank that waits
 // in one-sided, I/O or other calls not listed above while a peer needs its part of a served
-// call waits forever); a datatype or communicator freed while a served call on it that
-// packs non-contiguous data is in flight is still used to unpack it.
+// call waits forever).
+//
+// Handles freed early: each pending call holds its derived datatypes and user operator until
+// it completes (handles.hpp: MPI_Type_free and MPI_Op_free are deferred meanwhile); packing
+// goes through MPI_COMM_SELF and the messages over the private duplicate, which outlives the
+// user's communicator while calls use it (comm_state.cpp).
 #include <algorithm>
 #include <list>
 #include <map>
@@ -86,6 +90,7 @@ std::map<MPI_Request, failure>& failures() {
 
 struct pending {
   enum class stage { queued, exchanging, running, native, done };
+  held handles;  // the call's datatypes and operator (handles.hpp); declared first: released last
   comm_state* st = nullptr;
   MPI_Comm comm = MPI_COMM_NULL;  // the user's
   int row = 0;
@@ -218,8 +223,9 @@ void enlist(std::unique_ptr<pending> p, MPI_Request* request) {
 
 }  // namespace
 
-void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, MPI_Request* request) {
+void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, const handles& h, MPI_Request* request) {
   auto p = std::make_unique<pending>();
+  p->handles = held(h);
   p->comm = comm;
   p->st = &st;
   p->row = row;
@@ -231,8 +237,9 @@ void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, MP
   enlist(std::move(p), request);
 }
 
-void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, MPI_Request* request) {
+void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, const handles& h, MPI_Request* request) {
   auto p = std::make_unique<pending>();
+  p->handles = held(h);
   p->comm = comm;
   p->st = &st;
   p->row = row;

@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "handles.hpp"
 #include "interpose.hpp"
 #include "types.hpp"
 
@@ -142,10 +143,16 @@ extern "C" int MPI_Op_create(MPI_User_function* function, int commute, MPI_Op* o
   return rc;
 }
 
+// An operator a pending call holds (handles.hpp) is freed natively when the last such call
+// completes; it is no longer the program's from now on.
 extern "C" int MPI_Op_free(MPI_Op* op) {
   using namespace ranklab::mpi::interpose;
   const MPI_Op freed = op ? *op : MPI_OP_NULL;
-  const int rc = PMPI_Op_free(op);
+  int rc = MPI_SUCCESS;
+  if (defer_op_free(freed))
+    *op = MPI_OP_NULL;
+  else
+    rc = PMPI_Op_free(op);
   if (rc == MPI_SUCCESS) {
     std::lock_guard lock(user_ops_lock);
     user_ops().erase(freed);

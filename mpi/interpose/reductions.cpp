@@ -28,6 +28,9 @@ int elementwise(collective c, const void* sendbuf, void* recvbuf, int count, MPI
                 MPI_Request* request, Native&& native) {
   return serve(
       c, comm, request,
+      [=](const comm_state&) {
+        return handles{t, MPI_DATATYPE_NULL, o};
+      },
       [&](comm_state& st) {
         job j = reduction_job(st, c, nonnegative(count), 0, t, o);
         j.in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -59,6 +62,9 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
            MPI_Request* request) {
   return serve(
       collective::reduce, comm, request,
+      [=](const comm_state&) {
+        return handles{datatype, MPI_DATATYPE_NULL, op};
+      },
       [&](comm_state& st) {
         require_root(st, root);
         job j = reduction_job(st, collective::reduce, nonnegative(count), root, datatype, op);
@@ -83,6 +89,9 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
                          MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::reduce_scatter_block, comm, request,
+      [=](const comm_state&) {
+        return handles{datatype, MPI_DATATYPE_NULL, op};
+      },
       [&](comm_state& st) {
         return scattered(reduction_job(st, collective::reduce_scatter_block, nonnegative(recvcount), 0, datatype, op),
                          st, sendbuf, recvbuf);
@@ -94,6 +103,9 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
                    MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::reduce_scatter, comm, request,
+      [=](const comm_state&) {
+        return handles{datatype, MPI_DATATYPE_NULL, op};
+      },
       [&](comm_state& st) {
         auto spec = std::make_unique<reduction_spec>(datatype, op);
         std::vector<std::uint64_t> counts;

@@ -14,33 +14,33 @@ namespace {
 // gather(v) once the call is known: the root receives into `layout` (its own block copied
 // from there when in place), the others send their block.
 job gather_job(const comm_state& st, const call& c, const void* sendbuf, const typed_blocks& sent,
-               const typed_blocks& layout, MPI_Comm comm) {
+               const typed_blocks& layout) {
   const bool at_root = st.rank == c.args.root;
   if (!at_root) require_not_in_place(st, c.args.coll, sendbuf);
   const bool in_place = at_root && sendbuf == MPI_IN_PLACE;
   job j{c};
-  const staged& in = j.keep(
-      in_place ? staged::input(one_block(layout.base, layout.counts[st.rank], layout.type, layout.displs[st.rank]),
-                               comm, true)
-               : staged::input(sent, comm));
+  const staged& in =
+      j.keep(in_place ? staged::input(
+                            one_block(layout.base, layout.counts[st.rank], layout.type, layout.displs[st.rank]), true)
+                      : staged::input(sent));
   expect_bytes(st, c.args.coll, "the send buffer", in.bytes(), block_count(c.args, st.rank));
   j.in = in.data();
-  if (at_root) j.out = j.keep(staged::output(layout, comm)).data();
+  if (at_root) j.out = j.keep(staged::output(layout)).data();
   return j;
 }
 
 // scatter(v) once the call is known: the root sends from `layout`, every rank receives its
 // block into `received` (the root drops its own when in place).
 job scatter_job(const comm_state& st, const call& c, void* recvbuf, const typed_blocks& received,
-                const typed_blocks& layout, MPI_Comm comm) {
+                const typed_blocks& layout) {
   const bool at_root = st.rank == c.args.root;
   if (!at_root) require_not_in_place(st, c.args.coll, recvbuf);
   job j{c};
   const staged& out = j.keep(at_root && recvbuf == MPI_IN_PLACE ? staged::scratch(block_count(c.args, st.rank))
-                                                                : staged::output(received, comm));
+                                                                : staged::output(received));
   expect_bytes(st, c.args.coll, "the receive buffer", out.bytes(), block_count(c.args, st.rank));
   j.out = out.data();
-  if (at_root) j.in = j.keep(staged::input(layout, comm)).data();
+  if (at_root) j.in = j.keep(staged::input(layout)).data();
   return j;
 }
 
@@ -64,6 +64,10 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::gather, comm, request,
+      [=](const comm_state& st) {
+        return handles{sendbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sendtype,
+                       st.rank == root ? recvtype : MPI_DATATYPE_NULL};
+      },
       [&](comm_state& st) {
         require_root(st, root);
         require_raw_packing();
@@ -73,8 +77,7 @@ int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recv
         const typed_blocks sent = own_block(sendbuf, sendcount, sendtype);
         // The block: the root's receive count, the others' send count (MPI makes them equal).
         const std::uint64_t block = block_bytes(at_root ? layout : sent)[0];
-        return gather_job(st, make_call(collective::gather, st.size, block, root, bytes_type), sendbuf, sent, layout,
-                          comm);
+        return gather_job(st, make_call(collective::gather, st.size, block, root, bytes_type), sendbuf, sent, layout);
       },
       [=](MPI_Request* r) {
         return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r);
@@ -85,6 +88,10 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
             const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::gatherv, comm, request,
+      [=](const comm_state& st) {
+        return handles{sendbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : sendtype,
+                       st.rank == root ? recvtype : MPI_DATATYPE_NULL};
+      },
       [&](comm_state& st) {
         require_root(st, root);
         require_raw_packing();
@@ -92,7 +99,7 @@ int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
         auto layout = [=] { return v_blocks(recvbuf, recvcounts, displs, s->size, recvtype); };
         return from_root(st, root, layout, [=](const std::vector<std::uint64_t>& counts) {
           return gather_job(*s, make_vcall(collective::gatherv, s->size, counts, {}, root, bytes_type), sendbuf,
-                            own_block(sendbuf, sendcount, sendtype), s->rank == root ? layout() : typed_blocks{}, comm);
+                            own_block(sendbuf, sendcount, sendtype), s->rank == root ? layout() : typed_blocks{});
         });
       },
       [=](MPI_Request* r) {
@@ -104,6 +111,10 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
             MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::scatter, comm, request,
+      [=](const comm_state& st) {
+        return handles{st.rank == root ? sendtype : MPI_DATATYPE_NULL,
+                       recvbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : recvtype};
+      },
       [&](comm_state& st) {
         require_root(st, root);
         require_raw_packing();
@@ -113,7 +124,7 @@ int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* rec
         const typed_blocks received = own_block(recvbuf, recvcount, recvtype);
         const std::uint64_t block = block_bytes(at_root ? layout : received)[0];
         return scatter_job(st, make_call(collective::scatter, st.size, block, root, bytes_type), recvbuf, received,
-                           layout, comm);
+                           layout);
       },
       [=](MPI_Request* r) {
         return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r);
@@ -124,6 +135,10 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MP
              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   return serve(
       collective::scatterv, comm, request,
+      [=](const comm_state& st) {
+        return handles{st.rank == root ? sendtype : MPI_DATATYPE_NULL,
+                       recvbuf == MPI_IN_PLACE ? MPI_DATATYPE_NULL : recvtype};
+      },
       [&](comm_state& st) {
         require_root(st, root);
         require_raw_packing();
@@ -131,8 +146,7 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MP
         auto layout = [=] { return v_blocks(sendbuf, sendcounts, displs, s->size, sendtype); };
         return from_root(st, root, layout, [=](const std::vector<std::uint64_t>& counts) {
           return scatter_job(*s, make_vcall(collective::scatterv, s->size, counts, {}, root, bytes_type), recvbuf,
-                             own_block(recvbuf, recvcount, recvtype), s->rank == root ? layout() : typed_blocks{},
-                             comm);
+                             own_block(recvbuf, recvcount, recvtype), s->rank == root ? layout() : typed_blocks{});
         });
       },
       [=](MPI_Request* r) {

@@ -65,11 +65,10 @@ std::unique_ptr<std::byte[]> temporary(std::uint64_t bytes) {
   return std::make_unique_for_overwrite<std::byte[]>(std::max<std::uint64_t>(bytes, 1));
 }
 
-staged staged::input(const typed_blocks& b, MPI_Comm comm, bool copy) {
+staged staged::input(const typed_blocks& b, bool copy) {
   staged s;
   s.blocks_ = b;
   s.shape_ = shape_of(b.type);
-  s.comm_ = comm;
   s.bytes_ = total_bytes(b, s.shape_);
   if (!copy && packed_already(b, s.shape_)) {
     s.data_ = const_cast<std::byte*>(at(b, s.shape_, 0));
@@ -79,17 +78,16 @@ staged staged::input(const typed_blocks& b, MPI_Comm comm, bool copy) {
   s.data_ = s.temp_.get();
   std::byte* to = s.data_;
   for (std::size_t j = 0; j < b.counts.size(); ++j) {
-    pack(at(b, s.shape_, j), b.counts[j], b.type, s.shape_, to, comm);
+    pack(at(b, s.shape_, j), b.counts[j], b.type, s.shape_, to, MPI_COMM_SELF);
     to += b.counts[j] * s.shape_.size;
   }
   return s;
 }
 
-staged staged::output(const typed_blocks& b, MPI_Comm comm) {
+staged staged::output(const typed_blocks& b) {
   staged s;
   s.blocks_ = b;
   s.shape_ = shape_of(b.type);
-  s.comm_ = comm;
   s.bytes_ = total_bytes(b, s.shape_);
   if (packed_already(b, s.shape_)) {
     s.data_ = const_cast<std::byte*>(at(b, s.shape_, 0));
@@ -113,7 +111,8 @@ void staged::finish() {
   if (!unpack_) return;
   const std::byte* from = data_;
   for (std::size_t j = 0; j < blocks_.counts.size(); ++j) {
-    unpack(from, const_cast<std::byte*>(at(blocks_, shape_, j)), blocks_.counts[j], blocks_.type, shape_, comm_);
+    unpack(from, const_cast<std::byte*>(at(blocks_, shape_, j)), blocks_.counts[j], blocks_.type, shape_,
+           MPI_COMM_SELF);
     from += blocks_.counts[j] * shape_.size;
   }
   unpack_ = false;

@@ -36,9 +36,12 @@ class staged {
  public:
   // The blocks to be read. `copy`: always into a temporary (the call also writes the
   // caller's memory there, as MPI_IN_PLACE sources do).
-  static staged input(const typed_blocks& b, MPI_Comm comm, bool copy = false);
-  // The blocks to be written; finish() unpacks the temporary, if there is one.
-  static staged output(const typed_blocks& b, MPI_Comm comm);
+  static staged input(const typed_blocks& b, bool copy = false);
+  // The blocks to be written; finish() unpacks the temporary, if there is one. The datatype
+  // must still be valid then: a nonblocking call holds it (handles.hpp), and packing goes
+  // through MPI_COMM_SELF (the bytes are raw: pack_is_raw), not the user's communicator,
+  // which the program may free before the call completes.
+  static staged output(const typed_blocks& b);
   // A temporary of `bytes` bytes whose contents are dropped.
   static staged scratch(std::uint64_t bytes);
 
@@ -49,7 +52,6 @@ class staged {
  private:
   typed_blocks blocks_;
   type_shape shape_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
   std::unique_ptr<std::byte[]> temp_;
   std::byte* data_ = nullptr;
   std::uint64_t bytes_ = 0;
