@@ -13,13 +13,25 @@
 //   void received(int rank, int from)         when it has been delivered
 //   void fences(std::size_t round)            after every pre step of a round, before messages
 #pragma once
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 #include "ranklab/schedule.hpp"
 
 namespace ranklab::detail {
+
+// The elements [begin, end) of `buf` that region `r` covers, clipped to the buffer: the
+// machines trust no bounds (the structural verifier reports bad ones).
+struct element_range {
+  std::uint64_t begin, end;
+};
+template <class T>
+element_range clipped(const std::vector<T>& buf, const region& r) {
+  return {std::min<std::uint64_t>(r.offset, buf.size()), std::min<std::uint64_t>(r.offset + r.count, buf.size())};
+}
 
 template <class Machine>
 void run_local_steps(Machine& m, int rank, std::span<const local_step> steps) {

@@ -178,8 +178,7 @@ struct semantic_machine {
     const auto* found = buffer(rank, r.buffer);
     if (found == nullptr) return {};
     const auto& buf = *found;
-    const std::uint64_t begin = std::min<std::uint64_t>(r.offset, buf.size());
-    const std::uint64_t end = std::min<std::uint64_t>(r.offset + r.count, buf.size());
+    const auto [begin, end] = detail::clipped(buf, r);
     if (args.in_place && r.buffer == in_buffer && !stale_read)
       for (std::uint64_t e = begin; e < end; ++e) {
         const sym& s = buf[e];

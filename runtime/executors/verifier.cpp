@@ -269,8 +269,7 @@ struct label_machine {
     const auto* found = buffer(rank, r.buffer);
     if (found == nullptr) return {};
     const auto& buf = *found;
-    const std::uint64_t begin = std::min<std::uint64_t>(r.offset, buf.size());
-    const std::uint64_t end = std::min<std::uint64_t>(r.offset + r.count, buf.size());
+    const auto [begin, end] = detail::clipped(buf, r);
     return {buf.begin() + static_cast<std::ptrdiff_t>(begin), buf.begin() + static_cast<std::ptrdiff_t>(end)};
   }
   void write(int rank, const region& r, std::span<const held_data> data, combine how) {
