@@ -92,6 +92,14 @@ comm_state& state_of(MPI_Comm comm) {
   return *st.release();
 }
 
+comm_state* existing_state(MPI_Comm comm) noexcept {
+  if (comm == MPI_COMM_NULL || keyval == MPI_KEYVAL_INVALID) return nullptr;
+  void* value = nullptr;
+  int found = 0;
+  if (PMPI_Comm_get_attr(comm, keyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
+  return static_cast<comm_state*>(value);
+}
+
 bool is_ready(comm_state& st) {
   if (st.ready == MPI_REQUEST_NULL) return true;
   int done = 0;
@@ -193,14 +201,6 @@ int fail(int row, MPI_Comm comm, comm_state* st, const std::exception& e) noexce
 // delete_state). The calls then run on to their ends over the private duplicate.
 extern "C" int MPI_Comm_free(MPI_Comm* comm) {
   using namespace ranklab::mpi::interpose;
-  if (comm && *comm != MPI_COMM_NULL && keyval != MPI_KEYVAL_INVALID) {
-    void* value = nullptr;
-    int found = 0;
-    try {
-      if (PMPI_Comm_get_attr(*comm, keyval, &value, &found) == MPI_SUCCESS && found)
-        settle(*static_cast<comm_state*>(value));
-    } catch (const std::exception&) {  // the calls concerned report their own errors
-    }
-  }
+  if (comm) settle_native_order(*comm);
   return PMPI_Comm_free(comm);
 }

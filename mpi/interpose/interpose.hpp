@@ -49,7 +49,7 @@ struct fallback {
 inline constexpr int function_count = 2 * collective_count;
 inline int blocking_row(collective c) { return static_cast<int>(c); }
 inline int nonblocking_row(collective c) { return collective_count + static_cast<int>(c); }
-std::string function_name(int row);  // "MPI_Allreduce", "MPI_Iallreduce"
+std::string function_name(int row);  // "MPI_Allreduce", "MPI_Iallreduce"; row -1: any other
 
 // Counting: `comm_root` is true at rank 0 of the call's communicator, so that the report
 // counts each call once; every rank also counts its own calls (ranklab_mpi_calls).
@@ -87,6 +87,8 @@ struct comm_state {
 // collective: every rank makes it at the same call). Throws fallback for a null or an
 // intercommunicator.
 comm_state& state_of(MPI_Comm comm);
+// The state of `comm` if one was made, else nullptr (never makes one).
+comm_state* existing_state(MPI_Comm comm) noexcept;
 // Whether the private duplicate is usable (tests the PMPI_Comm_idup request).
 bool is_ready(comm_state& st);
 // Frees a state no call uses any more (its private communicator with it).

@@ -83,12 +83,13 @@ int call_native(MPI_Comm comm, comm_state* st, int row, const native_form& nativ
                 MPI_Request* request) noexcept {
   try {
     if (!request) {
-      // Native collectives on the user's communicator go in call order: first the queued
-      // nonblocking calls' operations.
-      if (st && active()) settle(*st);
+      // Native collectives on the user's communicator go in call order: after the private
+      // duplicate's PMPI_Comm_idup has completed and the queued nonblocking calls' operations
+      // are issued (progress.hpp, settle).
+      if (st) settle(*st);
       return blocking_native(native);
     }
-    if (!st || st->queue.empty()) return native(request);
+    if (!st || !must_queue(*st)) return native(request);
     start_native(comm, *st, row, native, h, request);
     return MPI_SUCCESS;
   } catch (const std::exception& e) {

@@ -59,6 +59,10 @@ void execute(comm_state& st, int row, job j);
 // A nonblocking call holds the datatypes and operator `h` it was given until it completes
 // (handles.hpp): the program may free them before that.
 void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, const handles& h, MPI_Request* request);
+// Whether a nonblocking native call on `st`'s communicator must wait its turn: behind queued
+// calls, or for the private duplicate (progress.hpp, settle). start_native issues it at once
+// when the duplicate turns out ready.
+inline bool must_queue(const comm_state& st) { return !st.queue.empty() || st.ready != MPI_REQUEST_NULL; }
 // A nonblocking call that goes to the native library behind queued calls of `st`.
 void start_native(MPI_Comm comm, comm_state& st, int row, native_form native, const handles& h, MPI_Request* request);
 // The native library's form, counted already: the blocking one (its nonblocking form plus
@@ -80,7 +84,10 @@ int serve(collective c, MPI_Comm comm, MPI_Request* request, Used&& used, Make&&
   reason why{};
   comm_state* st = nullptr;
   try {
-    if (request && nonblocking_native()) throw fallback{reason::nonblocking};
+    if (request && nonblocking_native()) {
+      st = existing_state(comm);  // a state made by a blocking call: its order holds
+      throw fallback{reason::nonblocking};
+    }
     st = &state_of(comm);
     job j = make(*st);
     if (request)
@@ -100,7 +107,7 @@ int serve(collective c, MPI_Comm comm, MPI_Request* request, Used&& used, Make&&
   else if (comm != MPI_COMM_NULL)
     PMPI_Comm_rank(comm, &rank);
   record_native(row, why, rank == 0);
-  const bool queued = request && st && !st->queue.empty();  // only then held: MPI holds the rest
+  const bool queued = request && st && must_queue(*st);  // only then held: MPI holds the rest
   return call_native(comm, st, row, native_form(std::forward<Native>(native)), queued ? used(*st) : handles{}, request);
 }
 

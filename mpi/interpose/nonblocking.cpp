@@ -285,6 +285,13 @@ void settle(comm_state& st) {
   progress_until([&] { return is_ready(st) && st.queue.empty(); });
 }
 
+void settle_native_order(MPI_Comm comm) noexcept {
+  try {
+    if (comm_state* st = existing_state(comm)) settle(*st);
+  } catch (const std::exception&) {  // the calls concerned report their own errors
+  }
+}
+
 void complete_all() {
   progress_until([] { return !active(); });
 }

@@ -54,7 +54,19 @@ int wait_native(MPI_Request* request, MPI_Status* status);
 
 // Waits (with progress) until the communicator's private duplicate is usable and no
 // nonblocking call on it has an operation still to issue: a blocking call then goes next.
+// This is also what keeps ranklab's own native operations in order with the native ones: the
+// private duplicate's PMPI_Comm_idup is a collective on the user's communicator whose later
+// stages the MPI library issues from its progress engine (Open MPI's agreement on a context
+// id: one nonblocking allreduce after another), at a moment that differs between ranks. A
+// native collective issued on that communicator meanwhile takes its place among them at a
+// different point on different ranks, and the two meet each other's messages
+// (MPI_ERR_TRUNCATE inside libnbc) or wait for each other. So nothing native goes onto a
+// communicator before its duplicate is ready.
 void settle(comm_state& st);
+// settle() for a communicator that has a state, before a blocking operation of the program
+// that is collective over it and that ranklab does not serve (MPI_Comm_dup, MPI_Comm_split,
+// MPI_Comm_free ...: native_order.cpp). Errors are left to the calls concerned.
+void settle_native_order(MPI_Comm comm) noexcept;
 
 // Runs every served nonblocking call to its end (at MPI_Finalize: calls whose requests were
 // freed may still be running).

@@ -109,6 +109,7 @@ bool report_requested() {
 std::string_view describe(reason r) { return reason_text[static_cast<std::size_t>(r)]; }
 
 std::string function_name(int row) {
+  if (row < 0) return "a collective of the program's that ranklab does not serve";
   // MPI_Allreduce, MPI_Iallreduce: MPI capitalises the first letter after "MPI_".
   std::string n(name(static_cast<collective>(row % collective_count)));
   if (row >= collective_count) return "MPI_I" + n;
