@@ -36,8 +36,9 @@ enum class reason : std::uint8_t {
   operator_type,      // a predefined operator MPI does not define on the type
   packing,            // this MPI's MPI_Pack is not the raw bytes (heterogeneous build)
   no_algorithm,       // no one-ported algorithm accepts the call, or ranklab rejects it
+  measured_native,    // the MPI selection table measured the native collective faster here
 };
-inline constexpr int reason_count = 8;
+inline constexpr int reason_count = 9;
 std::string_view describe(reason r);
 
 // Thrown before any message of the call: the call goes to the native library instead.

@@ -64,6 +64,7 @@ constexpr std::array<std::string_view, reason_count> reason_text = {
     "operator not defined on the datatype",
     "MPI_Pack is not raw bytes here",
     "no one-ported algorithm accepts the call",
+    "native measured faster (MPI selection table)",
 };
 
 // "name: n, name: n" over the row's served (or native) columns with calls; "-" if none.
