@@ -97,10 +97,10 @@ std::string declaration_problem(const algorithm& a) {
         "algorithm name '{}': only letters, digits and _ . : - are allowed, starting with a letter or a digit "
         "(the name is given as --algo NAME and RANKLAB_<COLL>_ALGORITHM=NAME)",
         a.name);
-  if (a.name == "auto" || a.name == "all")
+  if (a.name == "auto" || a.name == "all" || a.name == native_algorithm)
     return fmt::format(
         "algorithm name '{}' is reserved ('auto' asks for the library's choice, 'all' for every "
-        "algorithm)",
+        "algorithm, 'native' for the MPI library's own collective in a selection table)",
         a.name);
   if (static_cast<int>(a.coll) >= collective_count)
     return fmt::format("algorithm '{}': .coll = {} is not a collective", a.name, static_cast<int>(a.coll));

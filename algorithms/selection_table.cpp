@@ -176,7 +176,7 @@ struct reader {
     if (out.p_max < out.p_min) fail_at(where, fmt::format("p_max {} is less than p_min {}", out.p_max, out.p_min));
     out.max_bytes = bytes_bound(optional(r, "max_bytes"), "max_bytes", where);
     out.algorithm = text(required(r, "algorithm", where), "algorithm", where);
-    if (registry::find(out.coll, out.algorithm) == nullptr) {
+    if (out.algorithm != native_algorithm && registry::find(out.coll, out.algorithm) == nullptr) {
       std::string known;
       for (const algorithm* a : registry::for_collective(out.coll))
         known += (known.empty() ? "" : ", ") + std::string(a->name);
@@ -443,12 +443,21 @@ std::string describe_rule(const selection_table& t, std::size_t index) {
   return fmt::format("rule {} ({}, {})", index + 1, p, size);
 }
 
-table_choice choose_from(const selection_table& t, const coll_args& args, std::size_t elem_size) {
+table_choice choose_from(const selection_table& t, const coll_args& args, std::size_t elem_size, bool native_allowed) {
   const std::uint64_t bytes = selection_bytes(args, elem_size);
   std::string passed;  // matching rules whose algorithm could not run the call
   for (std::size_t i = 0; i < t.rules.size(); ++i) {
     const selection_rule& r = t.rules[i];
     if (!r.matches(args.coll, args.p, bytes)) continue;
+    if (r.algorithm == native_algorithm) {
+      if (!native_allowed) continue;  // no native library here: the next rule decides
+      table_choice c;
+      c.native = true;
+      c.rule = static_cast<int>(i);
+      c.why = fmt::format("table {}, {}: the MPI library's own collective{}", t.source, describe_rule(t, i),
+                          r.note.empty() ? "" : " (" + r.note + ")");
+      return c;
+    }
     const algorithm* a = registry::find(r.coll, r.algorithm);
     const std::string skip = a == nullptr                    ? "is not registered"
                              : meets_preconditions(*a, args) ? ""

@@ -37,6 +37,10 @@ class collective_set {
   std::uint32_t bits_ = 0;
 };
 
+// Not an algorithm: the name a selection table gives the MPI library's own collective
+// (selection.hpp); reserved, like "auto" and "all".
+inline constexpr std::string_view native_algorithm = "native";
+
 struct algorithm {
   std::string_view name;
   // The collectives this algorithm implements, as its file declares them.

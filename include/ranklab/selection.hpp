@@ -17,7 +17,9 @@
 // matching rule whose algorithm accepts the call (preconditions: commutative operator,
 // power-of-two p) wins, so a rule whose algorithm cannot run the call falls through to the
 // next. null (or a missing key) means unbounded for p_max and max_bytes; p_min defaults to
-// 1. "note" is optional text shown by --explain. A call no rule of the table covers is
+// 1. "note" is optional text shown by --explain. The algorithm "native" names the MPI
+// library's own collective: tables measured over MPI (`ranklab tune --backend mpi`) have such
+// rules, which only the PMPI interposer acts on; every other selection passes over them. A call no rule of the table covers is
 // decided by the built-in table. Algorithm and collective names must be known (registered
 // in this build): a table naming an unknown algorithm is refused with an error naming the
 // file and the rule.
@@ -120,10 +122,14 @@ std::shared_ptr<const selection_table> current_selection();
 // else nullptr. `why` says which rule and why earlier matching rules were passed over.
 struct table_choice {
   const algorithm* algo = nullptr;
+  bool native = false;  // a "native" rule chose the MPI library's own collective (algo null)
   int rule = -1;  // index into t.rules
   std::string why;
 };
-table_choice choose_from(const selection_table& t, const coll_args& args, std::size_t elem_size);
+// A rule naming "native" (native_algorithm) is taken only when native_allowed (the MPI
+// interposer, which can call the MPI library's collective); elsewhere it is passed over.
+table_choice choose_from(const selection_table& t, const coll_args& args, std::size_t elem_size,
+                         bool native_allowed = false);
 
 // One line for --explain and messages: "rule 3 (allreduce, p 4..8, <= 4096 B)" (1-based).
 std::string describe_rule(const selection_table& t, std::size_t index);

@@ -38,6 +38,7 @@
 #include "ranklab/call.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/schedule.hpp"
+#include "ranklab/selection.hpp"
 
 namespace ranklab::mpi::detail {
 
@@ -80,8 +81,27 @@ std::uint64_t& call_counter(MPI_Comm comm);
 // shared-memory algorithm asked for by name or by RANKLAB_<COLL>_ALGORITHM is a usage_error
 // naming the one-ported algorithms that accept the call; one chosen by "auto" is replaced by
 // the selection table's best one-ported choice, and `reason` says so.
+// "auto" over MPI consults the MPI selection table first (mpi_selection), passing over its
+// "native" rules: this executor always runs a ranklab schedule.
 const algorithm& select_one_ported(const coll_args& args, std::size_t elem_size, std::string_view requested,
                                    std::string* reason = nullptr);
+
+// The selection table measured over this MPI (`ranklab tune --backend mpi`): the file named
+// by RANKLAB_MPI_SELECTION ("none": no table), else the one shipped for this MPI
+// (data/selection/mpi-<impl>.json, compiled in), else none (nullptr). Read at first use; a
+// bad file is a usage_error naming it.
+const selection_table* mpi_selection();
+
+// The interposer's "auto": the MPI table's choice, which may be the native collective
+// (native = true, algo null); a call it has no rule for (or whose rules' algorithms cannot
+// run it) gets select_one_ported's. An algorithm named by RANKLAB_<COLL>_ALGORITHM wins over
+// the table, as for the thread runtime.
+struct mpi_choice {
+  const algorithm* algo = nullptr;
+  bool native = false;
+  std::string why;
+};
+mpi_choice choose_over_mpi(const coll_args& args, std::size_t elem_size);
 
 // Memory reused by the scratch buffers of consecutive blocking calls.
 struct scratch_arena {

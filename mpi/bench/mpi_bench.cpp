@@ -22,7 +22,9 @@
 //
 // Output on rank 0, CSV: impl,coll,p,bytes,algo,selected,seconds,batches,iterations,checked,status
 //   algo      "native" or the ranklab algorithm asked for ("auto" or a name)
-//   selected  for "auto": the algorithm ranklab chose; else the algorithm itself
+//   selected  for "auto": the algorithm ranklab chose, or "native" where the MPI selection
+//             table leaves the call to the MPI library (as the interposer does); else the
+//             algorithm itself
 //   seconds   median per call; batches: timed batches run; iterations: calls per batch
 //   status    ok | cut (the budget reduced the batches) | skipped (the algorithm's
 //             preconditions reject the call, e.g. p not a power of two; nothing timed)
@@ -34,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/executor.hpp"
 #include "bench_case.hpp"
 #include "cli/option_parse.hpp"
 #include "interleaved.hpp"
@@ -158,11 +161,12 @@ struct variant {
   bench_case* bc = nullptr;
   mpi::comm* c = nullptr;
   std::string selected;  // the algorithm that ran ("auto": ranklab's choice)
+  bool native = false;   // runs the native collective ("native", or "auto" where the MPI table says so)
 };
 
 void time_variant(void* ctx, long iters) {
   auto* v = static_cast<variant*>(ctx);
-  if (v->algo == "native") {
+  if (v->native) {
     v->bc->run_native(iters);
     return;
   }
@@ -173,7 +177,7 @@ void time_variant(void* ctx, long iters) {
 void verify(const options& o, bench_case& bc, std::vector<variant>& vs, mpi::comm& c) {
   bc.record_native_result();
   for (variant& v : vs) {
-    if (v.algo == "native") continue;
+    if (v.native) continue;
     const std::string diff = bc.compare_ranklab_result(c, v.ranklab_call);
     if (!diff.empty()) std::fprintf(stderr, "error: %s %s: %s\n", name(bc.coll()).data(), v.algo.c_str(), diff.c_str());
     int bad = diff.empty() ? 0 : 1, any = 0;
@@ -196,9 +200,15 @@ void print_row(const options& o, const bench_case& bc, const std::string& algo, 
 
 void run_size(const options& o, collective coll, std::uint64_t bytes, mpi::comm& c) {
   bench_case bc(coll, peer_size(), peer_rank(), bytes);
-  std::vector<variant> vs{{"native", {}, &bc, &c}};
+  std::vector<variant> vs{{"native", {}, &bc, &c, "native", true}};
   for (const std::string& a : algos_for(coll, o.algos)) {
     const call cl = bc.ranklab_call(a == "auto" ? std::string_view("auto") : registry::find(coll, a)->name);
+    // "auto" is the interposer's choice: where the MPI selection table measured the native
+    // collective faster, the interposer leaves the call to it, and so does this row.
+    if (a == "auto" && mpi::detail::choose_over_mpi(cl.args, cl.args.elem_size).native) {
+      vs.push_back({a, cl, &bc, &c, "native", true});
+      continue;
+    }
     if (a != "auto" && !meets_preconditions(*registry::find(coll, a), cl.args)) {
       print_row(o, bc, a, a, 0, peer_result{}, "skipped");
       continue;
@@ -211,7 +221,7 @@ void run_size(const options& o, collective coll, std::uint64_t bytes, mpi::comm&
   measure_interleaved(o.timing, timed, MPI_COMM_WORLD);
   for (std::size_t i = 0; i < vs.size(); ++i) {
     const variant& v = vs[i];
-    print_row(o, bc, v.algo, v.algo == "native" ? v.algo : v.selected, timed[i].seconds, timed[i].result,
+    print_row(o, bc, v.algo, v.selected, timed[i].seconds, timed[i].result,
               timed[i].result.cut ? "cut" : "ok");
   }
 }

@@ -55,13 +55,17 @@ int the_keyval() {
 
 constexpr std::size_t cache_capacity = 32;
 
-// The backend's one-ported choice (select_one_ported). When RANKLAB_<COLL>_ALGORITHM names an
-// algorithm that cannot take this call (circulant with a non-commutative operator ...), the
-// call still runs: with the table's choice, or the first one-ported algorithm that accepts
-// it. Every rank sees the same arguments and environment, so every rank chooses alike.
+// The MPI selection table's choice (choose_over_mpi): a ranklab algorithm, or the native
+// collective where that measured faster (thrown as fallback: measured_native). When
+// RANKLAB_<COLL>_ALGORITHM names an algorithm that cannot take this call (circulant with a
+// non-commutative operator ...), the call still runs: with the table's choice, or the first
+// one-ported algorithm that accepts it. Every rank sees the same arguments and environment,
+// so every rank chooses alike.
 const algorithm* choose(const coll_args& args) {
   try {
-    return &detail::select_one_ported(args, args.elem_size, "auto");
+    const detail::mpi_choice c = detail::choose_over_mpi(args, args.elem_size);
+    if (c.native) throw fallback{reason::measured_native};
+    return c.algo;
   } catch (const error&) {
   }
   std::string why;
@@ -128,10 +132,12 @@ std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) 
   const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) { return e->args == c.args; });
   if (it != cache.end()) {
     cache.splice(cache.begin(), cache, it);
+    if (!cache.front()->algo) throw fallback{reason::measured_native};
     return cache.front();
   }
   auto pl = std::make_shared<comm_state::plan>();
   pl->args = c.args;
+  bool native = false;
   try {
     validate(pl->args);
     pl->algo = choose(pl->args);
@@ -140,9 +146,13 @@ std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) 
   } catch (const error&) {
     // The same arguments on every rank: every rank falls back alike.
     throw fallback{reason::no_algorithm};
+  } catch (const fallback& f) {
+    if (f.why != reason::measured_native) throw;
+    native = true;  // remembered: the next such call goes native without choosing again
   }
   cache.push_front(std::move(pl));
   if (cache.size() > cache_capacity) cache.pop_back();
+  if (native) throw fallback{reason::measured_native};
   return cache.front();
 }
 

@@ -64,7 +64,7 @@ struct pending;  // a served nonblocking call (nonblocking.cpp)
 struct comm_state {
   struct plan {
     coll_args args;
-    const algorithm* algo = nullptr;
+    const algorithm* algo = nullptr;  // null: the MPI table chose the native collective
     schedule steps;
   };
   // The duplicate comes from PMPI_Comm_idup, so that a nonblocking call that is the first on

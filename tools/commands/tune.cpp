@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <ranges>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,10 @@
 #include "ranklab/registry.hpp"
 #include "ranklab/selection.hpp"
 #include "ranklab/team.hpp"
+#include "bench/mpi_sweep.hpp"
+#include "bench/workload.hpp"
 #include "tune/cost_fit.hpp"
+#include "tune/mpi_rules.hpp"
 #include "tune/output.hpp"
 #include "tune/ranking.hpp"
 
@@ -58,6 +62,13 @@ struct tune_options {
   double batch_ms = 0;       // 0: 4 ms, --quick 1 ms
   std::int64_t passes = 1;
   output_options output;
+  // --backend mpi
+  std::string backend = "threads";
+  std::string mpi = "openmpi";
+  std::string mpi_dir;       // empty: <directory of this binary>/mpi
+  double seconds = 0;        // per variant and size; 0: 0.05 s, --quick 0.01 s
+  double margin = 0.1;       // ranklab must beat native by this fraction
+  double peer_timeout = 0;   // 0: estimated from the sweep
 };
 
 // Bounds of a measurement: every algorithm runs at every size, so huge sizes are typos.
@@ -204,7 +215,113 @@ void show_table(const std::string& path) {
                t.rules[i].note.empty() ? "" : "  (" + t.rules[i].note + ")");
 }
 
+// ---- --backend mpi -----------------------------------------------------------------------
+// Every one-ported algorithm and the native collective of one MPI, timed side by side by
+// ranklab_mpi_bench (one launch per p, as `ranklab bench --backend mpi`), ranked per band
+// against native (tune/mpi_rules.hpp). The table goes to data/selection/mpi-<impl>.json to
+// ship it, or to RANKLAB_MPI_SELECTION.
+int tune_mpi_command(const tune_options& o) {
+  const auto start = clock_type::now();
+  bench::mpi_sweep_settings s;
+  const std::vector<collective>& measurable = bench::mpi_bench_collectives();
+  s.colls = measurable;
+  if (!o.colls.empty() && o.colls != "all") {
+    s.colls = parse_collective_list("--coll", o.colls);
+    for (collective c : s.colls)
+      if (std::find(measurable.begin(), measurable.end(), c) == measurable.end())
+        usage_failure(fmt::format("--coll {}: --backend mpi measures {}", name(c),
+                                  fmt::join(measurable | std::views::transform([](collective x) { return name(x); }),
+                                            ", ")));
+  }
+  s.ps = o.quick ? std::vector<int>{2, 4} : std::vector<int>{2, 3, 4};
+  if (!o.ps.empty()) {
+    try {
+      s.ps = parse_int_list(o.ps);
+    } catch (const std::invalid_argument& e) {
+      usage_failure(fmt::format("-p {}: {}", o.ps, e.what()));
+    }
+  }
+  for (int p : s.ps) check_range("-p", p, 2, 256, "MPI processes, at least 2");
+  std::sort(s.ps.begin(), s.ps.end());
+  s.ps.erase(std::unique(s.ps.begin(), s.ps.end()), s.ps.end());
+  s.sizes = o.quick ? std::vector<std::uint64_t>{8, 4096, 262144}
+                    : std::vector<std::uint64_t>{8, 64, 512, 4096, 32768, 262144, 2097152};
+  if (!o.sizes.empty()) s.sizes = parse_sizes("--sizes", o.sizes, std::uint64_t{1} << 30, "MPI's int counts");
+  std::sort(s.sizes.begin(), s.sizes.end());
+  s.sizes.erase(std::unique(s.sizes.begin(), s.sizes.end()), s.sizes.end());
+  if (o.seconds != 0) check_real_range("--time", o.seconds, 0, 60, "or 0: 0.05 s, --quick 0.01 s");
+  check_real_range("--margin", o.margin, 0, 0.9, "the fraction by which ranklab must beat native", true);
+  if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
+  if (o.passes != 1) usage_failure("--passes does not apply to --backend mpi (its batches are interleaved)");
+  if (o.mpi != "openmpi" && o.mpi != "mpich") usage_failure(fmt::format("--mpi {}: openmpi or mpich", o.mpi));
+  for (collective c : s.colls)
+    for (const algorithm* a : registry::for_collective(c))
+      if (a->one_ported && std::find(s.algos.begin(), s.algos.end(), a->name) == s.algos.end())
+        s.algos.emplace_back(a->name);
+  s.seconds = o.seconds > 0 ? o.seconds : (o.quick ? 0.01 : 0.05);
+  s.batches = o.batches > 0 ? static_cast<int>(o.batches) : (o.quick ? 3 : 5);
+  s.max_seconds = o.quick ? 0.5 : 2;
+  s.dir = o.mpi_dir.empty() ? bench::default_mpi_bench_dir() : o.mpi_dir;
+  s.impls = {o.mpi};
+  s.timeout_seconds = o.peer_timeout;
+  s.quiet = o.output.quiet;
+  if (bench::mpi_bench_program(s.dir, o.mpi).empty())
+    usage_failure(fmt::format("--backend mpi: no {}/{}/ranklab_mpi_bench; build ranklab with {} and "
+                              "-DRANKLAB_BUILD_BENCH=ON, or point --mpi-dir at <build>/mpi",
+                              s.dir.empty() ? "<build>/mpi" : s.dir, o.mpi, o.mpi));
+  std::string out_file = o.output.json_to_stdout() ? "" : o.output.json_file;
+  if (!o.out.empty()) out_file = o.out;
+
+  const std::string load_before = bench::load_average();
+  const machine_info mi = machine();
+  progress("ranklab tune --backend mpi: {} over {} ({} cores), load average {}\n", s.algos.size(), o.mpi, mi.cores,
+           load_before);
+  bench::bench_results res;
+  if (!bench::run_mpi_sweep(s, res)) {
+    fmt::print(stderr, "ranklab tune: a benchmark launch failed (see above); no table written\n");
+    return 1;
+  }
+  tune::mpi_rule_plan plan{s.colls, s.ps, s.sizes, o.margin};
+  tune::mpi_ranking ranked = tune::rank_over_mpi(plan, res.rows);
+
+  selection_table table;
+  table.rules = std::move(ranked.rules);
+  ojson m;
+  m["description"] = mi.description;
+  m["cores"] = mi.cores;
+  m["hostname"] = bench::host_name();
+  m["date"] = bench::utc_timestamp();
+  m["tool"] = "ranklab tune --backend mpi";
+  m["mpi"] = o.mpi;
+  m["oversubscribed"] = s.ps.back() > mi.cores;
+  m["load_average_before"] = load_before;
+  m["load_average_after"] = bench::load_average();
+  m["p"] = s.ps;
+  m["sizes"] = s.sizes;
+  m["batches"] = s.batches;
+  m["seconds_per_variant"] = s.seconds;
+  m["margin"] = o.margin;
+  table.machine_json = m.dump();
+  ojson meas;
+  meas["configurations"] = ranked.measured;
+  table.measurements_json = meas.dump();
+  if (out_file.empty()) {
+    table.source = "stdout";
+    std::cout << to_json(table);
+  } else {
+    table.source = out_file;
+    write_selection(table, out_file);
+    (void)read_selection(out_file);  // what we wrote must load
+  }
+  std::size_t native_rules = 0;
+  for (const selection_rule& r : table.rules) native_rules += r.algorithm == native_algorithm;
+  progress("ranklab tune: {} rule(s), {} of them native, in {:.1f} s{}\n", table.rules.size(), native_rules,
+           seconds_since(start), out_file.empty() ? "" : "; use it with RANKLAB_MPI_SELECTION=" + out_file);
+  return 0;
+}
+
 int tune_command(const tune_options& o) {
+  if (o.backend == "mpi" && o.show.empty()) return tune_mpi_command(o);
   const tune_request req = checked_request(o);
   tune::quiet = o.output.quiet;
   if (!o.show.empty()) {
@@ -279,6 +396,17 @@ void add_tune_command(CLI::App& app) {
                               max_passes))
       ->capture_default_str();
   cmd->add_option("--show", o.show, "Check and print a selection table instead of measuring");
+  cmd->add_option("--backend", o.backend,
+                  "threads (default): rank threads; mpi: MPI processes, every one-ported algorithm against the "
+                  "MPI's native collective, for the interposer's and the MPI backend's \"auto\"")
+      ->check(CLI::IsMember({"threads", "mpi"}));
+  cmd->add_option("--mpi", o.mpi, "--backend mpi: the MPI to measure, openmpi (default) or mpich");
+  cmd->add_option("--mpi-dir", o.mpi_dir, "--backend mpi: the directory holding <mpi>/ranklab_mpi_bench");
+  cmd->add_option("--time", o.seconds, "--backend mpi: seconds per variant and size (0: 0.05, --quick 0.01)");
+  cmd->add_option("--margin", o.margin,
+                  "--backend mpi: a ranklab algorithm is chosen only when faster than native by this fraction")
+      ->capture_default_str();
+  cmd->add_option("--peer-timeout", o.peer_timeout, "--backend mpi: seconds per launch (0: estimated)");
   add_output_options(cmd, o.output, "the selection table");
   // The table is tune's only output on stdout, so --json without FILE is the default.
   cmd->get_option("--json")->description(
