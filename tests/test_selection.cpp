@@ -368,6 +368,45 @@ TEST_SUITE("selection") {
                    "x.json: rule 1: unknown bcast algorithm \"dissemination\""));
   }
 
+  TEST_CASE("\"native\" rules: parsed, taken only where the MPI library can run the call, reserved") {
+    clean_selection clean;
+    selection_table t = sample_table();
+    // Small allreduces native, larger ones circulant, then native for what circulant refuses.
+    t.rules.insert(t.rules.begin() + 4, rule(collective::allreduce, "native", 1, unbounded_p, 64, "native faster"));
+    t.rules.push_back(rule(collective::allreduce, "native"));
+    const selection_table back = parse_selection(to_json(t), "mpi.json");
+    REQUIRE(back.rules.size() == t.rules.size());
+    CHECK(back.rules[4].algorithm == "native");
+    // 16 int32 = 64 bytes: the native rule matches. Without native_allowed (the thread
+    // runtime, the MPI backend) it is passed over and circulant (the next rule) decides.
+    const coll_args small = args_of(collective::allreduce, 5, 16, true);
+    table_choice c = choose_from(back, small, 4);
+    REQUIRE(c.algo != nullptr);
+    CHECK(!c.native);
+    CHECK(c.algo->name == "circulant");
+    c = choose_from(back, small, 4, true);
+    CHECK(c.native);
+    CHECK(c.algo == nullptr);
+    CHECK(c.rule == 4);
+    CHECK(contains(c.why, "the MPI library's own collective"));
+    CHECK(contains(c.why, "native faster"));
+    // 17 elements: beyond the native rule; circulant; non-commutative: circulant refuses,
+    // recursive_doubling (next rule) takes it before the final native rule.
+    CHECK(choose_from(back, args_of(collective::allreduce, 5, 17, true), 4, true).algo->name == "circulant");
+    CHECK(choose_from(back, args_of(collective::allreduce, 5, 17, false), 4, true).algo->name == "recursive_doubling");
+    // Installed for the thread runtime, the native rules never decide.
+    use_selection(back);
+    CHECK(select_algorithm(small, 4, "auto").name == "circulant");
+    // An algorithm cannot be registered under the reserved name.
+    algorithm a;
+    a.name = "native";
+    a.coll = collective::bcast;
+    a.build = [](const coll_args&, int) { return schedule{}; };
+    const std::string e = error_of([&] { registry::add(a); });
+    CHECK(contains(e, "usage_error"));
+    CHECK(contains(e, "'native' is reserved"));
+  }
+
   // ---- precedence and fall-through ------------------------------------------------------------------
 
   TEST_CASE("RANKLAB_<COLL>_ALGORITHM wins over the table, an explicit name wins over both") {
