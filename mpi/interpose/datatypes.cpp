@@ -18,7 +18,8 @@ struct envelope {
 };
 
 // A derived type's constructor arguments; frees the derived types MPI_Type_get_contents
-// handed out (the predefined ones must not be freed).
+// handed out (the predefined ones must not be freed, nor the F90 parameterized ones, which
+// have no old types).
 struct contents {
   std::vector<int> ints;
   std::vector<MPI_Aint> aints;
@@ -33,7 +34,7 @@ struct contents {
     for (MPI_Datatype& t : types) {
       envelope e;
       if (PMPI_Type_get_envelope(t, &e.ints, &e.aints, &e.types, &e.combiner) == MPI_SUCCESS &&
-          e.combiner != MPI_COMBINER_NAMED)
+          e.combiner != MPI_COMBINER_NAMED && e.types > 0)
         PMPI_Type_free(&t);
     }
   }
@@ -91,6 +92,12 @@ type_shape shape_of(MPI_Datatype t) {
   s.size = static_cast<std::uint64_t>(size);
   s.dense = dense(t);
   return s;
+}
+
+bool is_derived(MPI_Datatype t) {
+  envelope e;
+  check_mpi(PMPI_Type_get_envelope(t, &e.ints, &e.aints, &e.types, &e.combiner), "MPI_Type_get_envelope");
+  return e.combiner != MPI_COMBINER_NAMED && e.types > 0;
 }
 
 bool pack_is_raw() {

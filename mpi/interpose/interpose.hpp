@@ -31,14 +31,16 @@ enum class reason : std::uint8_t {
   nonblocking,        // RANKLAB_MPI_NONBLOCKING=native sends every nonblocking form there
   intercommunicator,  // ranklab's schedules are for one group of ranks
   invalid_argument,   // null communicator, negative count, bad root ...: native MPI reports it
-  datatype,           // a reduction on a type ranklab has no element type for
-  operator_kind,      // MINLOC, MAXLOC, LXOR, an operator not made by MPI_Op_create ...
+  datatype,           // a reduction on a predefined type ranklab cannot reduce (MPI_LOGICAL ...)
+  operator_kind,      // an operator neither predefined nor made by MPI_Op_create
   operator_type,      // a predefined operator MPI does not define on the type
   packing,            // this MPI's MPI_Pack is not the raw bytes (heterogeneous build)
   no_algorithm,       // no one-ported algorithm accepts the call, or ranklab rejects it
   measured_native,    // the MPI selection table measured the native collective faster here
+  derived_datatype,   // a predefined operator on a derived type: MPI's error, native reports it
+  user_layout,        // a user operator on a datatype with gaps (its function expects them)
 };
-inline constexpr int reason_count = 9;
+inline constexpr int reason_count = 11;
 std::string_view describe(reason r);
 
 // Thrown before any message of the call: the call goes to the native library instead.

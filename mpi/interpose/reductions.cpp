@@ -1,8 +1,11 @@
 // MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter(_block), MPI_Scan, MPI_Exscan and their
-// nonblocking forms: served on ranklab's element types and operators (types.hpp). ranklab
-// takes the same buffer for input and output in allreduce, scan and exscan; the other
-// collectives' MPI_IN_PLACE goes through a temporary copy.
-#include <cstring>
+// nonblocking forms: served on ranklab's element types and operators, or the interposer's
+// own kernels (types.hpp). ranklab reduces the buffers in their packed form (the type
+// signature's values back to back: staging.hpp), so a buffer of a type with padding
+// (MPI_DOUBLE_INT: 12 bytes in a 16-byte extent) goes through a temporary, packed before
+// the call or unpacked after it; a dense one is used as it is. ranklab takes the same
+// buffer for input and output in allreduce, scan and exscan; the other collectives'
+// MPI_IN_PLACE goes through a temporary.
 #include <numeric>
 #include <utility>
 
@@ -22,6 +25,21 @@ job reduction_job(const comm_state& st, collective c, std::uint64_t count, int r
   return j;
 }
 
+// The buffers of allreduce, scan and exscan: `count` elements of `t` in, as many out. At
+// exscan's rank 0, whose result MPI leaves undefined and ranklab does not write, recvbuf is
+// staged both ways so that it comes back as it was.
+void elementwise_buffers(job& j, const comm_state& st, collective c, const void* sendbuf, void* recvbuf,
+                         std::uint64_t count, MPI_Datatype t) {
+  const typed_blocks result = one_block(recvbuf, count, t);
+  if (sendbuf == MPI_IN_PLACE) {
+    j.in = j.out = j.keep(staged::inout(result)).data();
+    return;
+  }
+  j.in = j.keep(staged::input(one_block(sendbuf, count, t))).data();
+  const bool untouched = c == collective::exscan && st.rank == 0;
+  j.out = j.keep(untouched ? staged::inout(result) : staged::output(result)).data();
+}
+
 // An elementwise reduction (allreduce, scan, exscan) of `count` elements.
 template <class Native>
 int elementwise(collective c, const void* sendbuf, void* recvbuf, int count, MPI_Datatype t, MPI_Op o, MPI_Comm comm,
@@ -33,28 +51,18 @@ int elementwise(collective c, const void* sendbuf, void* recvbuf, int count, MPI
       },
       [&](comm_state& st) {
         job j = reduction_job(st, c, nonnegative(count), 0, t, o);
-        j.in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-        j.out = recvbuf;
+        elementwise_buffers(j, st, c, sendbuf, recvbuf, nonnegative(count), t);
         return j;
       },
       std::forward<Native>(native));
 }
 
-// reduce_scatter(_block): in place, the input is recvbuf and the result lands in a
-// temporary, copied to the front of recvbuf afterwards.
-job scattered(job j, const comm_state& st, const void* sendbuf, void* recvbuf) {
-  if (sendbuf != MPI_IN_PLACE) {
-    j.in = sendbuf;
-    j.out = recvbuf;
-    return j;
-  }
-  const std::uint64_t bytes = block_count(j.c.args, st.rank) * j.c.type.size;
-  std::byte* result = j.temporary(bytes);
-  j.in = recvbuf;
-  j.out = result;
-  j.after = [=] {
-    if (bytes > 0) std::memcpy(recvbuf, result, bytes);
-  };
+// reduce_scatter(_block): `total` elements in, `mine` out. In place, the input is recvbuf
+// and the result goes through a temporary to the front of it.
+job scattered(job j, const void* sendbuf, void* recvbuf, std::uint64_t total, std::uint64_t mine, MPI_Datatype t) {
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  j.in = j.keep(staged::input(one_block(in_place ? recvbuf : sendbuf, total, t))).data();
+  j.out = j.keep(staged::output(one_block(recvbuf, mine, t), in_place)).data();
   return j;
 }
 
@@ -67,19 +75,17 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
       },
       [&](comm_state& st) {
         require_root(st, root);
-        job j = reduction_job(st, collective::reduce, nonnegative(count), root, datatype, op);
-        j.in = sendbuf;
+        const std::uint64_t n = nonnegative(count);
+        job j = reduction_job(st, collective::reduce, n, root, datatype, op);
         if (st.rank != root) {
           require_not_in_place(st, collective::reduce, sendbuf);
+          j.in = j.keep(staged::input(one_block(sendbuf, n, datatype))).data();
           return j;
         }
-        j.out = recvbuf;
-        if (sendbuf != MPI_IN_PLACE) return j;
-        // In place at the root: the root's input is recvbuf, which the call overwrites.
-        const std::uint64_t bytes = j.c.args.count * j.c.type.size;
-        std::byte* input = j.temporary(bytes);
-        if (bytes > 0) std::memcpy(input, recvbuf, bytes);
-        j.in = input;
+        // In place at the root: the root's input is recvbuf, which the call overwrites: a copy.
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        j.in = j.keep(staged::input(one_block(in_place ? recvbuf : sendbuf, n, datatype), in_place)).data();
+        j.out = j.keep(staged::output(one_block(recvbuf, n, datatype))).data();
         return j;
       },
       [=](MPI_Request* r) { return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, r); });
@@ -93,8 +99,9 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
         return handles{datatype, MPI_DATATYPE_NULL, op};
       },
       [&](comm_state& st) {
-        return scattered(reduction_job(st, collective::reduce_scatter_block, nonnegative(recvcount), 0, datatype, op),
-                         st, sendbuf, recvbuf);
+        const std::uint64_t n = nonnegative(recvcount);
+        return scattered(reduction_job(st, collective::reduce_scatter_block, n, 0, datatype, op), sendbuf, recvbuf,
+                         n * static_cast<std::uint64_t>(st.size), n, datatype);
       },
       [=](MPI_Request* r) { return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, r); });
 }
@@ -110,9 +117,11 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
         auto spec = std::make_unique<reduction_spec>(datatype, op);
         std::vector<std::uint64_t> counts;
         for (int k = 0; k < st.size; ++k) counts.push_back(nonnegative(recvcounts[k]));
+        const std::uint64_t total = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
+        const std::uint64_t mine = counts[static_cast<std::size_t>(st.rank)];
         job j{make_vcall(collective::reduce_scatter, st.size, counts, {}, 0, spec->type(), spec->reduction())};
         j.spec = std::move(spec);
-        return scattered(std::move(j), st, sendbuf, recvbuf);
+        return scattered(std::move(j), sendbuf, recvbuf, total, mine, datatype);
       },
       [=](MPI_Request* r) { return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, r); });
 }

@@ -59,12 +59,14 @@ constexpr std::array<std::string_view, reason_count> reason_text = {
     "nonblocking forced native",
     "intercommunicator",
     "invalid argument (native reports it)",
-    "datatype without a ranklab element type",
-    "operator (MINLOC, MAXLOC, LXOR, ...)",
+    "predefined type ranklab cannot reduce",
+    "operator neither predefined nor user-made",
     "operator not defined on the datatype",
     "MPI_Pack is not raw bytes here",
     "no one-ported algorithm accepts the call",
     "native measured faster (MPI selection table)",
+    "predefined operator on a derived type (native reports it)",
+    "user operator on a type with gaps",
 };
 
 // "name: n, name: n" over the row's served (or native) columns with calls; "-" if none.

@@ -84,18 +84,24 @@ staged staged::input(const typed_blocks& b, bool copy) {
   return s;
 }
 
-staged staged::output(const typed_blocks& b) {
+staged staged::output(const typed_blocks& b, bool copy) {
   staged s;
   s.blocks_ = b;
   s.shape_ = shape_of(b.type);
   s.bytes_ = total_bytes(b, s.shape_);
-  if (packed_already(b, s.shape_)) {
+  if (!copy && packed_already(b, s.shape_)) {
     s.data_ = const_cast<std::byte*>(at(b, s.shape_, 0));
     return s;
   }
   s.temp_ = temporary(s.bytes_);
   s.data_ = s.temp_.get();
   s.unpack_ = true;
+  return s;
+}
+
+staged staged::inout(const typed_blocks& b) {
+  staged s = input(b);
+  s.unpack_ = s.temp_ != nullptr;
   return s;
 }
 

@@ -40,8 +40,13 @@ class staged {
   // The blocks to be written; finish() unpacks the temporary, if there is one. The datatype
   // must still be valid then: a nonblocking call holds it (handles.hpp), and packing goes
   // through MPI_COMM_SELF (the bytes are raw: pack_is_raw), not the user's communicator,
-  // which the program may free before the call completes.
-  static staged output(const typed_blocks& b);
+  // which the program may free before the call completes. `copy`: always through a
+  // temporary (an output that overlaps an input the call reads in place: a
+  // reduce_scatter's MPI_IN_PLACE).
+  static staged output(const typed_blocks& b, bool copy = false);
+  // Blocks both read and written (an allreduce's MPI_IN_PLACE buffer): in place when already
+  // packed, else packed into a temporary now and unpacked from it at the end.
+  static staged inout(const typed_blocks& b);
   // A temporary of `bytes` bytes whose contents are dropped.
   static staged scratch(std::uint64_t bytes);
 

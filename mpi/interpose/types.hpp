@@ -29,12 +29,46 @@ bool pack_is_raw();
 void pack(const void* buf, std::uint64_t n, MPI_Datatype t, const type_shape& s, std::byte* packed, MPI_Comm comm);
 void unpack(const std::byte* packed, void* buf, std::uint64_t n, MPI_Datatype t, const type_shape& s, MPI_Comm comm);
 
-// The element type and operator of a reduction, as ranklab runs it. A predefined operator
-// needs a predefined type it is defined on (MPI's table: sums on integers and floating
-// point, bitwise operators on integers and MPI_BYTE, logical ones on integers and
-// MPI_C_BOOL); an operator from MPI_Op_create needs a dense type, and ranklab calls the
-// user's function with the user's datatype. Throws fallback otherwise. Not copyable: the
-// operator points into it.
+// Whether `t` is a derived datatype: made by a constructor from other types (not a named
+// one, nor an MPI_Type_create_f90_* one, which MPI counts as predefined).
+bool is_derived(MPI_Datatype t);
+
+// The reductions ranklab has no builtin for, computed by the interposer's own kernels
+// (kernels.cpp) as ranklab user operators (commutative, like every predefined MPI
+// operator) on elements in their packed form (MPI_Pack's bytes: the value then the index of
+// a pair type, no padding).
+enum class mpi_operator : std::uint8_t { sum, prod, min, max, land, lor, lxor, band, bor, bxor, minloc, maxloc };
+// How an element is stored: as one of ranklab's element types, or a value the interposer
+// reduces itself.
+enum class element_layout : std::uint8_t {
+  ranklab,  // one of ranklab's element types
+  long_double,
+  float_complex,
+  double_complex,
+  long_double_complex,
+  // MINLOC/MAXLOC pairs (value, index): MPI_FLOAT_INT ... and Fortran's MPI_2REAL ...
+  float_int,
+  double_int,
+  long_int,
+  int_int,
+  short_int,
+  long_double_int,
+  float_float,
+  double_double,
+};
+// The kernel computing `o` on elements of layout `l` (of ranklab type `t`: LXOR on integers
+// goes by their size); nullptr when the interposer has none.
+user_function interposer_kernel(mpi_operator o, element_layout l, const datatype& t);
+
+// The element type and operator of a reduction, as ranklab runs it, on the buffers packed to
+// their type signature (staging.hpp: dense ones are used as they are). A predefined
+// operator needs a predefined type MPI defines it on (MPI 4.0, sections 6.9.2 and 6.9.4:
+// "predefined operators work only with the MPI types listed" there, so not with derived
+// types, which Open MPI and MPICH both reject with MPI_ERR_OP); what ranklab has no builtin
+// for (MINLOC, MAXLOC, LXOR, long double, complex) runs as an interposer kernel. An
+// operator from MPI_Op_create needs a dense type, and ranklab calls the user's function
+// with the user's datatype. Throws fallback otherwise. Not copyable: the operator points
+// into it.
 class reduction_spec {
  public:
   reduction_spec(MPI_Datatype t, MPI_Op o);
@@ -51,6 +85,9 @@ class reduction_spec {
   };
 
  private:
+  bool predefined_operator(MPI_Datatype t, MPI_Op o);  // false: `o` is not predefined
+  void user_operator(MPI_Datatype t, MPI_Op o);
+
   datatype type_;
   user_context user_;
   ranklab::op op_;
