@@ -95,13 +95,14 @@ const selection_table* mpi_selection();
 // The interposer's "auto": the MPI table's choice, which may be the native collective
 // (native = true, algo null); a call it has no rule for (or whose rules' algorithms cannot
 // run it) gets select_one_ported's. An algorithm named by RANKLAB_<COLL>_ALGORITHM wins over
-// the table, as for the thread runtime.
+// the table, as for the thread runtime. With native_allowed false the table's native rules
+// are passed over (the call's native collective is known to compute wrong results).
 struct mpi_choice {
   const algorithm* algo = nullptr;
   bool native = false;
   std::string why;
 };
-mpi_choice choose_over_mpi(const coll_args& args, std::size_t elem_size);
+mpi_choice choose_over_mpi(const coll_args& args, std::size_t elem_size, bool native_allowed = true);
 
 // Memory reused by the scratch buffers of consecutive blocking calls.
 struct scratch_arena {

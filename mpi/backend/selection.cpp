@@ -96,9 +96,9 @@ const selection_table* mpi_selection() {
   return table.get();
 }
 
-mpi_choice choose_over_mpi(const coll_args& args, std::size_t elem_size) {
+mpi_choice choose_over_mpi(const coll_args& args, std::size_t elem_size, bool native_allowed) {
   if (!forced_by_environment(args.coll)) {
-    mpi_choice c = from_mpi_table(args, elem_size, true);
+    mpi_choice c = from_mpi_table(args, elem_size, native_allowed);
     if (c.native || c.algo) return c;
   }
   mpi_choice c;

@@ -60,10 +60,11 @@ constexpr std::size_t cache_capacity = 32;
 // RANKLAB_<COLL>_ALGORITHM names an algorithm that cannot take this call (circulant with a
 // non-commutative operator ...), the call still runs: with the table's choice, or the first
 // one-ported algorithm that accepts it. Every rank sees the same arguments and environment,
-// so every rank chooses alike.
-const algorithm* choose(const coll_args& args) {
+// so every rank chooses alike. Where native_allowed is false the table's native rules are
+// passed over.
+const algorithm* choose(const coll_args& args, bool native_allowed) {
   try {
-    const detail::mpi_choice c = detail::choose_over_mpi(args, args.elem_size);
+    const detail::mpi_choice c = detail::choose_over_mpi(args, args.elem_size, native_allowed);
     if (c.native) throw fallback{reason::measured_native};
     return c.algo;
   } catch (const error&) {
@@ -127,9 +128,11 @@ void release_states() {
   PMPI_Comm_free_keyval(&keyval);
 }
 
-std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) {
+std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c, bool native_allowed) {
   auto& cache = st.cache;
-  const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) { return e->args == c.args; });
+  const auto it = std::find_if(cache.begin(), cache.end(), [&](const auto& e) {
+    return e->args == c.args && e->native_allowed == native_allowed;
+  });
   if (it != cache.end()) {
     cache.splice(cache.begin(), cache, it);
     if (!cache.front()->algo) throw fallback{reason::measured_native};
@@ -137,10 +140,11 @@ std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c) 
   }
   auto pl = std::make_shared<comm_state::plan>();
   pl->args = c.args;
+  pl->native_allowed = native_allowed;
   bool native = false;
   try {
     validate(pl->args);
-    pl->algo = choose(pl->args);
+    pl->algo = choose(pl->args, native_allowed);
     if (!pl->algo) throw fallback{reason::no_algorithm};
     pl->steps = pl->algo->build(pl->args, st.rank);
   } catch (const error&) {
@@ -167,8 +171,8 @@ detail::call_identity identity(const comm_state& st, const call& c, const algori
   return id;
 }
 
-void run(comm_state& st, int row, const call& c, const void* in, void* out) {
-  const auto pl = plan_for(st, c);
+void run(comm_state& st, int row, const call& c, const void* in, void* out, bool native_allowed) {
+  const auto pl = plan_for(st, c, native_allowed);
   const detail::call_identity id = identity(st, c, *pl->algo, st.calls++);
   // Blocking calls run one at a time per thread: their scratch memory is reused.
   thread_local detail::scratch_arena arena;

@@ -68,6 +68,7 @@ struct comm_state {
     coll_args args;
     const algorithm* algo = nullptr;  // null: the MPI table chose the native collective
     schedule steps;
+    bool native_allowed = true;  // part of the key: see plan_for
   };
   // The duplicate comes from PMPI_Comm_idup, so that a nonblocking call that is the first on
   // its communicator does not wait for the other ranks to reach it; `ready` is its request
@@ -103,12 +104,15 @@ void release_states();
 // This rank's schedule for `c` on the communicator: cached, or selected and built now. The
 // algorithm is select_algorithm's, except that only one-ported algorithms run over MPI, and
 // a RANKLAB_<COLL>_ALGORITHM that does not accept the call gives way to the table's choice.
-// Throws fallback when no algorithm accepts the call.
-std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c);
+// Throws fallback when no algorithm accepts the call. native_allowed false (a reduction whose
+// native collective is known to be wrong: reduction_spec::native_trusted) passes over the
+// table's native rules; two calls with the same arguments may differ in it (MPI_OFFSET and
+// MPI_LONG are both int64 to ranklab), so it is part of the cache's key.
+std::shared_ptr<const comm_state::plan> plan_for(comm_state& st, const call& c, bool native_allowed);
 
 // Runs the call on this rank's buffers over the private communicator (blocking, progressing
 // every call in flight meanwhile) and counts it in `row`.
-void run(comm_state& st, int row, const call& c, const void* in, void* out);
+void run(comm_state& st, int row, const call& c, const void* in, void* out, bool native_allowed);
 
 // Reports an error of a served call: tells the other ranks of the communicator (`st`, when
 // known) that this rank left the call, so that none waits for it forever; prints the

@@ -75,7 +75,7 @@ std::vector<std::uint64_t> exchange_counts(const comm_state& st, const job& j) {
 void execute(comm_state& st, int row, job j) {
   settle(st);
   if (j.exchange != job::share::none) j = j.complete(exchange_counts(st, j));
-  run(st, row, j.c, j.in, j.out);
+  run(st, row, j.c, j.in, j.out, j.native_trusted());
   j.finish();
 }
 

@@ -143,7 +143,7 @@ void decide(pending& p) {
     require_valid(p.shared);
     job next = p.j.complete(p.shared);
     p.j = std::move(next);
-    p.plan = plan_for(*p.st, p.j.c);
+    p.plan = plan_for(*p.st, p.j.c, p.j.native_trusted());
   } catch (const fallback& f) {
     record_native(p.row, f.why, p.st->rank == 0);
     return start_native_op(p);
@@ -232,7 +232,7 @@ void start(MPI_Comm comm, comm_state& st, int row, job j, native_form native, co
   p->native = std::move(native);
   p->j = std::move(j);
   // Every rank chooses alike: a fallback here, before anything is issued, is every rank's.
-  if (p->j.exchange == job::share::none) p->plan = plan_for(st, p->j.c);
+  if (p->j.exchange == job::share::none) p->plan = plan_for(st, p->j.c, p->j.native_trusted());
   p->sequence = st.calls++;
   enlist(std::move(p), request);
 }

@@ -203,6 +203,10 @@ void call_user(const void* in, void* inout, std::size_t n, const void* context) 
   }
 }
 
+bool is_unsigned(type_kind k) {
+  return k == type_kind::uint8 || k == type_kind::uint16 || k == type_kind::uint32 || k == type_kind::uint64;
+}
+
 }  // namespace
 
 reduction_spec::reduction_spec(MPI_Datatype t, MPI_Op o) {
@@ -222,6 +226,8 @@ bool reduction_spec::predefined_operator(MPI_Datatype t, MPI_Op o) {
   // A pair with padding is packed: its packed bytes must be the values.
   if (!shape_of(t).dense && !pack_is_raw()) throw fallback{reason::packing};
   type_ = pt->type;
+  const bool min_max = po->id == mpi_operator::min || po->id == mpi_operator::max;
+  native_trusted_ = !(min_max && (is_unsigned(pt->type.kind) || t == MPI_OFFSET));
   const std::optional<op_kind> builtin = builtin_kind(po->id);
   if (pt->layout == element_layout::ranklab && builtin) {
     op_ = ranklab::op::builtin(*builtin);

@@ -76,6 +76,12 @@ class reduction_spec {
   reduction_spec& operator=(const reduction_spec&) = delete;
   const datatype& type() const { return type_; }
   const ranklab::op& reduction() const { return op_; }
+  // False where the native libraries are known to compute this reduction wrongly, so the MPI
+  // table's "native" must not apply: MPI_MIN/MPI_MAX on unsigned integers (compared as
+  // signed by Open MPI 4.1 for MPI_UNSIGNED_LONG and by MPICH 4.0 for several types) and on
+  // MPI_OFFSET (compared as unsigned by Open MPI 4.1); found by the interposer's conformance
+  // suite (tests/mpi/interpose_conformance_reductions.c).
+  bool native_trusted() const { return native_trusted_; }
 
   // What ranklab's user operator calls.
   struct user_context {
@@ -91,6 +97,7 @@ class reduction_spec {
   datatype type_;
   user_context user_;
   ranklab::op op_;
+  bool native_trusted_ = true;
 };
 
 }  // namespace ranklab::mpi::interpose

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pair_types.h"
 
 static int world_rank, world_size;
 static long failures;
@@ -323,30 +324,6 @@ typedef struct {
   int index;
 } wide;
 
-typedef struct {
-  float v;
-  int i;
-} float_int;
-typedef struct {
-  double v;
-  int i;
-} double_int;
-typedef struct {
-  long v;
-  int i;
-} long_int;
-typedef struct {
-  int v;
-  int i;
-} two_int;
-typedef struct {
-  short v;
-  int i;
-} short_int;
-typedef struct {
-  long double v;
-  int i;
-} long_double_int;
 
 #define RTYPE(t, k, c, g) \
   { t, #t, k, (int)sizeof(c), g, 0, 0, 0 }
@@ -387,7 +364,7 @@ static const rtype rtypes[] = {
     PTYPE(MPI_FLOAT_INT, float_int, k_float, v),
     PTYPE(MPI_DOUBLE_INT, double_int, k_double, v),
     PTYPE(MPI_LONG_INT, long_int, k_int, v),
-    PTYPE(MPI_2INT, two_int, k_int, v),
+    PTYPE(MPI_2INT, int_int, k_int, v),
     PTYPE(MPI_SHORT_INT, short_int, k_int, v),
     PTYPE(MPI_LONG_DOUBLE_INT, long_double_int, k_ldouble, v),
 };

@@ -405,71 +405,44 @@ static void start(mcall* x, MPI_Request* r) {
   void *sb = x->sendbuf, *rb = x->recvbuf;
   const int sc = x->scount, rcn = x->rcount, root = x->root;
   const int *scs = x->scounts, *sds = x->sdispls, *rcs = x->rcounts, *rds = x->rdispls;
-  if (!x->nb) switch (x->coll) {
-      case c_bcast:
-        rc = MPI_Bcast(rb, rcn, x->c->rank == root ? st : rt, root, comm);
-        break;
-      case c_gather:
-        rc = MPI_Gather(sb, sc, st, rb, rcn, rt, root, comm);
-        break;
-      case c_gatherv:
-        rc = MPI_Gatherv(sb, sc, st, rb, rcs, rds, rt, root, comm);
-        break;
-      case c_scatter:
-        rc = MPI_Scatter(sb, sc, st, rb, rcn, rt, root, comm);
-        break;
-      case c_scatterv:
-        rc = MPI_Scatterv(sb, scs, sds, st, rb, rcn, rt, root, comm);
-        break;
-      case c_allgather:
-        rc = MPI_Allgather(sb, sc, st, rb, rcn, rt, comm);
-        break;
-      case c_allgatherv:
-        rc = MPI_Allgatherv(sb, sc, st, rb, rcs, rds, rt, comm);
-        break;
-      case c_alltoall:
-        rc = MPI_Alltoall(sb, sc, st, rb, rcn, rt, comm);
-        break;
-      case c_alltoallv:
-        rc = MPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm);
-        break;
-      case c_barrier:
-        rc = MPI_Barrier(comm);
-        break;
+  const bool nb = x->nb;
+  switch (x->coll) {
+    case c_bcast: {
+      MPI_Datatype t = x->c->rank == root ? st : rt;
+      rc = nb ? MPI_Ibcast(rb, rcn, t, root, comm, r) : MPI_Bcast(rb, rcn, t, root, comm);
+      break;
     }
-  else
-    switch (x->coll) {
-      case c_bcast:
-        rc = MPI_Ibcast(rb, rcn, x->c->rank == root ? st : rt, root, comm, r);
-        break;
-      case c_gather:
-        rc = MPI_Igather(sb, sc, st, rb, rcn, rt, root, comm, r);
-        break;
-      case c_gatherv:
-        rc = MPI_Igatherv(sb, sc, st, rb, rcs, rds, rt, root, comm, r);
-        break;
-      case c_scatter:
-        rc = MPI_Iscatter(sb, sc, st, rb, rcn, rt, root, comm, r);
-        break;
-      case c_scatterv:
-        rc = MPI_Iscatterv(sb, scs, sds, st, rb, rcn, rt, root, comm, r);
-        break;
-      case c_allgather:
-        rc = MPI_Iallgather(sb, sc, st, rb, rcn, rt, comm, r);
-        break;
-      case c_allgatherv:
-        rc = MPI_Iallgatherv(sb, sc, st, rb, rcs, rds, rt, comm, r);
-        break;
-      case c_alltoall:
-        rc = MPI_Ialltoall(sb, sc, st, rb, rcn, rt, comm, r);
-        break;
-      case c_alltoallv:
-        rc = MPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, r);
-        break;
-      case c_barrier:
-        rc = MPI_Ibarrier(comm, r);
-        break;
-    }
+    case c_gather:
+      rc = nb ? MPI_Igather(sb, sc, st, rb, rcn, rt, root, comm, r) : MPI_Gather(sb, sc, st, rb, rcn, rt, root, comm);
+      break;
+    case c_gatherv:
+      rc = nb ? MPI_Igatherv(sb, sc, st, rb, rcs, rds, rt, root, comm, r)
+              : MPI_Gatherv(sb, sc, st, rb, rcs, rds, rt, root, comm);
+      break;
+    case c_scatter:
+      rc = nb ? MPI_Iscatter(sb, sc, st, rb, rcn, rt, root, comm, r) : MPI_Scatter(sb, sc, st, rb, rcn, rt, root, comm);
+      break;
+    case c_scatterv:
+      rc = nb ? MPI_Iscatterv(sb, scs, sds, st, rb, rcn, rt, root, comm, r)
+              : MPI_Scatterv(sb, scs, sds, st, rb, rcn, rt, root, comm);
+      break;
+    case c_allgather:
+      rc = nb ? MPI_Iallgather(sb, sc, st, rb, rcn, rt, comm, r) : MPI_Allgather(sb, sc, st, rb, rcn, rt, comm);
+      break;
+    case c_allgatherv:
+      rc = nb ? MPI_Iallgatherv(sb, sc, st, rb, rcs, rds, rt, comm, r) : MPI_Allgatherv(sb, sc, st, rb, rcs, rds, rt, comm);
+      break;
+    case c_alltoall:
+      rc = nb ? MPI_Ialltoall(sb, sc, st, rb, rcn, rt, comm, r) : MPI_Alltoall(sb, sc, st, rb, rcn, rt, comm);
+      break;
+    case c_alltoallv:
+      rc = nb ? MPI_Ialltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm, r)
+              : MPI_Alltoallv(sb, scs, sds, st, rb, rcs, rds, rt, comm);
+      break;
+    case c_barrier:
+      rc = nb ? MPI_Ibarrier(comm, r) : MPI_Barrier(comm);
+      break;
+  }
   if (x->nb) {
     MPI_Type_free(&st);
     MPI_Type_free(&rt);

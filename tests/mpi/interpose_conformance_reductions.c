@@ -8,12 +8,7 @@
  * once (completed in a rotating way), with MPI_IN_PLACE and without, counts 0 to 1000,
  * roots first, middle and last, on MPI_COMM_WORLD and on a duplicate or a split. The
  * expected results are computed here from every rank's known inputs (conformance.h). */
-#include "conformance.h"
-
-enum { c_reduce, c_allreduce, c_reduce_scatter, c_reduce_scatter_block, c_scan, c_exscan, colls };
-static const char* const names[2][colls] = {
-    {"MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"},
-    {"MPI_Ireduce", "MPI_Iallreduce", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan"}};
+#include "conformance_reductions.h"
 
 enum { guard = 3 }; /* elements past the result that must stay untouched */
 
@@ -90,48 +85,7 @@ static void start(rcall* x, MPI_Request* r) {
   const int n = x->n;
   const char* name = names[x->nonblocking][x->coll];
   const long long before = interposer_calls(name, 0);
-  int rc = MPI_SUCCESS;
-  if (!x->nonblocking) switch (x->coll) {
-      case c_reduce:
-        rc = MPI_Reduce(x->send, x->recv, n, t, o, x->root, comm);
-        break;
-      case c_allreduce:
-        rc = MPI_Allreduce(x->send, x->recv, n, t, o, comm);
-        break;
-      case c_reduce_scatter:
-        rc = MPI_Reduce_scatter(x->send, x->recv, x->counts, t, o, comm);
-        break;
-      case c_reduce_scatter_block:
-        rc = MPI_Reduce_scatter_block(x->send, x->recv, n, t, o, comm);
-        break;
-      case c_scan:
-        rc = MPI_Scan(x->send, x->recv, n, t, o, comm);
-        break;
-      case c_exscan:
-        rc = MPI_Exscan(x->send, x->recv, n, t, o, comm);
-        break;
-    }
-  else
-    switch (x->coll) {
-      case c_reduce:
-        rc = MPI_Ireduce(x->send, x->recv, n, t, o, x->root, comm, r);
-        break;
-      case c_allreduce:
-        rc = MPI_Iallreduce(x->send, x->recv, n, t, o, comm, r);
-        break;
-      case c_reduce_scatter:
-        rc = MPI_Ireduce_scatter(x->send, x->recv, x->counts, t, o, comm, r);
-        break;
-      case c_reduce_scatter_block:
-        rc = MPI_Ireduce_scatter_block(x->send, x->recv, n, t, o, comm, r);
-        break;
-      case c_scan:
-        rc = MPI_Iscan(x->send, x->recv, n, t, o, comm, r);
-        break;
-      case c_exscan:
-        rc = MPI_Iexscan(x->send, x->recv, n, t, o, comm, r);
-        break;
-    }
+  const int rc = call_reduction(x->coll, x->nonblocking, x->send, x->recv, n, x->counts, t, o, x->root, comm, r);
   x->native = went_native(name, before);
   describe(x);
   check_rc(rc, name);

@@ -11,7 +11,7 @@
  * operator, so those calls exercise the forced algorithm's fallback to the table's choice.
  * MPI defines predefined operators on predefined types only (MPI 4.0, 6.9.2), so derived
  * types get user operators here. Results are computed here (conformance.h). */
-#include "conformance.h"
+#include "conformance_reductions.h"
 
 /* ---- the operators and their element types ---------------------------------------------- */
 
@@ -214,11 +214,6 @@ static void from_buffer(int u, const void* at, void* e) {
 
 /* ---- one call -------------------------------------------------------------------------- */
 
-enum { c_reduce, c_allreduce, c_reduce_scatter, c_reduce_scatter_block, c_scan, c_exscan, colls };
-static const char* const names[2][colls] = {
-    {"MPI_Reduce", "MPI_Allreduce", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"},
-    {"MPI_Ireduce", "MPI_Iallreduce", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block", "MPI_Iscan", "MPI_Iexscan"}};
-
 enum { guard = 2 };
 
 typedef struct {
@@ -292,48 +287,7 @@ static void start(ucall* x, MPI_Request* r) {
   MPI_Op_create(U[x->u].fn, U[x->u].commute, &o);
   const MPI_Comm comm = x->c->comm;
   const int n = x->n;
-  int rc = MPI_SUCCESS;
-  if (!x->nb) switch (x->coll) {
-      case c_reduce:
-        rc = MPI_Reduce(x->send, x->recv, n, t, o, x->root, comm);
-        break;
-      case c_allreduce:
-        rc = MPI_Allreduce(x->send, x->recv, n, t, o, comm);
-        break;
-      case c_reduce_scatter:
-        rc = MPI_Reduce_scatter(x->send, x->recv, x->counts, t, o, comm);
-        break;
-      case c_reduce_scatter_block:
-        rc = MPI_Reduce_scatter_block(x->send, x->recv, n, t, o, comm);
-        break;
-      case c_scan:
-        rc = MPI_Scan(x->send, x->recv, n, t, o, comm);
-        break;
-      case c_exscan:
-        rc = MPI_Exscan(x->send, x->recv, n, t, o, comm);
-        break;
-    }
-  else
-    switch (x->coll) {
-      case c_reduce:
-        rc = MPI_Ireduce(x->send, x->recv, n, t, o, x->root, comm, r);
-        break;
-      case c_allreduce:
-        rc = MPI_Iallreduce(x->send, x->recv, n, t, o, comm, r);
-        break;
-      case c_reduce_scatter:
-        rc = MPI_Ireduce_scatter(x->send, x->recv, x->counts, t, o, comm, r);
-        break;
-      case c_reduce_scatter_block:
-        rc = MPI_Ireduce_scatter_block(x->send, x->recv, n, t, o, comm, r);
-        break;
-      case c_scan:
-        rc = MPI_Iscan(x->send, x->recv, n, t, o, comm, r);
-        break;
-      case c_exscan:
-        rc = MPI_Iexscan(x->send, x->recv, n, t, o, comm, r);
-        break;
-    }
+  const int rc = call_reduction(x->coll, x->nb, x->send, x->recv, n, x->counts, t, o, x->root, comm, r);
   /* Freed at once, before the wait for a nonblocking call (MPI 4.0, 5.1.6 and 6.9.5). */
   MPI_Op_free(&o);
   if (t != MPI_INT && t != MPI_2INT) MPI_Type_free(&t);

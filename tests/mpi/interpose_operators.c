@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "interpose_common.h"
+#include "pair_types.h"
 
 /* ---- element types ------------------------------------------------------------------- */
 
@@ -35,39 +36,6 @@ typedef struct {
   char ikind;
 } elem;
 
-/* The pair types' structs, as MPI lays them out. */
-typedef struct {
-  float v;
-  int i;
-} float_int;
-typedef struct {
-  double v;
-  int i;
-} double_int;
-typedef struct {
-  long v;
-  int i;
-} long_int;
-typedef struct {
-  int v;
-  int i;
-} int_int;
-typedef struct {
-  short v;
-  int i;
-} short_int;
-typedef struct {
-  long double v;
-  int i;
-} long_double_int;
-typedef struct {
-  float v;
-  float i;
-} float_float;
-typedef struct {
-  double v;
-  double i;
-} double_double;
 
 #define PAIR(S, vk, ik) \
   ((elem){0, 0, k_pair, sizeof(S), sizeof(((S*)0)->v), vk, offsetof(S, i), sizeof(((S*)0)->i), ik})
