@@ -112,4 +112,35 @@ TEST_SUITE("tune --backend mpi") {
     CHECK(ranked.rules[0].algorithm == "native");
     CHECK(ranked.rules[0].max_bytes == unbounded_bytes);
   }
+
+  TEST_CASE("passes pool by the median of each configuration; one slow pass does not move the table") {
+    // Pass 2 ran on a slow host for binomial: the median of the three is pass 1's or 3's.
+    const std::vector<std::vector<bench::result_row>> passes{
+        {row("bcast", 2, 8, "native", 2.0), row("bcast", 2, 8, "binomial", 1.0)},
+        {row("bcast", 2, 8, "native", 2.2), row("bcast", 2, 8, "binomial", 9.0)},
+        {row("bcast", 2, 8, "native", 1.8), row("bcast", 2, 8, "binomial", 1.2)}};
+    const std::vector<bench::result_row> pooled = tune::pooled_passes(passes);
+    REQUIRE(pooled.size() == 2);
+    CHECK(*pooled[0].usec_median == doctest::Approx(2.0));
+    CHECK(*pooled[1].usec_median == doctest::Approx(1.2));
+    CHECK(*pooled[1].usec_min == doctest::Approx(1.0));
+    CHECK(*pooled[1].usec_max == doctest::Approx(9.0));
+    const tune::mpi_ranking ranked = tune::rank_over_mpi({{collective::bcast}, {2}, {8}, 0.1}, pooled);
+    REQUIRE(ranked.rules.size() == 1);  // binomial takes every bcast: native is never reached
+    CHECK(ranked.rules[0].algorithm == "binomial");
+
+    // Two passes: the mean of the two; a pass that timed out does not count.
+    bench::result_row lost = row("bcast", 2, 8, "binomial", 0.01);
+    lost.status = "timeout";
+    const std::vector<bench::result_row> two = tune::pooled_passes(
+        {{row("bcast", 2, 8, "binomial", 1.0)}, {row("bcast", 2, 8, "binomial", 3.0)}, {lost}});
+    REQUIRE(two.size() == 1);
+    CHECK(*two[0].usec_median == doctest::Approx(2.0));
+    CHECK(two[0].status == "ok");
+
+    // Never ran: the first pass's row as it was.
+    const std::vector<bench::result_row> none = tune::pooled_passes({{lost}});
+    REQUIRE(none.size() == 1);
+    CHECK(none[0].status == "timeout");
+  }
 }

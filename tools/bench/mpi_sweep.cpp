@@ -118,9 +118,19 @@ peer_run launch(const mpi_sweep_settings& s, const std::string& impl, int p, ben
 
 }  // namespace
 
+// A build tree has <build>/ranklab and <build>/mpi/<impl>/ranklab_mpi_bench; an install has
+// <prefix>/bin/ranklab and <prefix>/libexec/ranklab/<impl>/ranklab_mpi_bench.
 std::string default_mpi_bench_dir() {
   const std::string exe = exe_dir();
-  return exe.empty() ? std::string() : (fs::path(exe) / "mpi").string();
+  if (exe.empty()) return {};
+  std::error_code ec;
+  const fs::path build_tree = fs::path(exe) / "mpi";
+  if (fs::is_directory(build_tree, ec)) return build_tree.string();
+#ifdef RANKLAB_INSTALLED_MPI_BENCH_DIR
+  const fs::path installed = fs::path(exe) / RANKLAB_INSTALLED_MPI_BENCH_DIR;
+  if (fs::is_directory(installed, ec)) return installed.lexically_normal().string();
+#endif
+  return build_tree.string();
 }
 
 std::string mpi_bench_program(const std::string& dir, const std::string& impl) {

@@ -252,7 +252,7 @@ int tune_mpi_command(const tune_options& o) {
   if (o.seconds != 0) check_real_range("--time", o.seconds, 0, 60, "or 0: 0.05 s, --quick 0.01 s");
   check_real_range("--margin", o.margin, 0, 0.9, "the fraction by which ranklab must beat native", true);
   if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
-  if (o.passes != 1) usage_failure("--passes does not apply to --backend mpi (its batches are interleaved)");
+  check_range("--passes", o.passes, 1, max_passes, "whole sweeps, pooled by their medians");
   if (o.mpi != "openmpi" && o.mpi != "mpich") usage_failure(fmt::format("--mpi {}: openmpi or mpich", o.mpi));
   for (collective c : s.colls)
     for (const algorithm* a : registry::for_collective(c))
@@ -276,13 +276,19 @@ int tune_mpi_command(const tune_options& o) {
   const machine_info mi = machine();
   progress("ranklab tune --backend mpi: {} over {} ({} cores), load average {}\n", s.algos.size(), o.mpi, mi.cores,
            load_before);
-  bench::bench_results res;
-  if (!bench::run_mpi_sweep(s, res)) {
-    fmt::print(stderr, "ranklab tune: a benchmark launch failed (see above); no table written\n");
-    return 1;
+  // Each pass a whole sweep (every p, a launch each), the passes pooled by their medians.
+  std::vector<std::vector<bench::result_row>> passes;
+  for (std::int64_t pass = 0; pass < o.passes; ++pass) {
+    if (o.passes > 1) progress("pass {} of {}\n", pass + 1, o.passes);
+    bench::bench_results res;
+    if (!bench::run_mpi_sweep(s, res)) {
+      fmt::print(stderr, "ranklab tune: a benchmark launch failed (see above); no table written\n");
+      return 1;
+    }
+    passes.push_back(std::move(res.rows));
   }
   tune::mpi_rule_plan plan{s.colls, s.ps, s.sizes, o.margin};
-  tune::mpi_ranking ranked = tune::rank_over_mpi(plan, res.rows);
+  tune::mpi_ranking ranked = tune::rank_over_mpi(plan, tune::pooled_passes(passes));
 
   selection_table table;
   table.rules = std::move(ranked.rules);
@@ -299,6 +305,7 @@ int tune_mpi_command(const tune_options& o) {
   m["p"] = s.ps;
   m["sizes"] = s.sizes;
   m["batches"] = s.batches;
+  m["passes"] = o.passes;
   m["seconds_per_variant"] = s.seconds;
   m["margin"] = o.margin;
   table.machine_json = m.dump();

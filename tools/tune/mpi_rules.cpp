@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "ranklab/registry.hpp"
 
@@ -117,6 +119,30 @@ mpi_ranking rank_over_mpi(const mpi_rule_plan& plan, const std::vector<bench::re
           out.rules.push_back(std::move(r));
         }
     }
+  }
+  return out;
+}
+
+std::vector<bench::result_row> pooled_passes(const std::vector<std::vector<bench::result_row>>& passes) {
+  using key = std::tuple<std::string, std::string, std::string, int, std::uint64_t>;
+  const auto key_of = [](const bench::result_row& r) { return key{r.impl, r.coll, r.algo, r.p, r.bytes}; };
+  std::map<key, std::vector<double>> times;
+  std::vector<bench::result_row> out;
+  std::map<key, std::size_t> index;
+  for (const auto& pass : passes)
+    for (const bench::result_row& r : pass) {
+      const key k = key_of(r);
+      if (index.emplace(k, out.size()).second) out.push_back(r);
+      if (r.status == "ok" && r.usec_median) times[k].push_back(*r.usec_median);
+    }
+  for (auto& [k, t] : times) {
+    std::sort(t.begin(), t.end());
+    const std::size_t n = t.size();
+    bench::result_row& r = out[index.at(k)];
+    r.usec_median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    r.usec_min = t.front();
+    r.usec_max = t.back();
+    r.status = "ok";
   }
   return out;
 }

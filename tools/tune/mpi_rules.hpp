@@ -34,4 +34,11 @@ struct mpi_ranking {
 // without a native time keeps the native collective (nothing to compare with).
 mpi_ranking rank_over_mpi(const mpi_rule_plan& plan, const std::vector<bench::result_row>& rows);
 
+// The rows of several whole sweeps (--passes), a sweep apart in time, as one: per (impl,
+// coll, algo, p, bytes) the median over the passes of each pass's per-call median (of an even
+// number, the mean of the middle two), from the passes where it ran ("ok"). A machine whose
+// speed changes for minutes at a time (a VM's host) then moves one pass, not the table.
+// A key no pass ran keeps the first pass's row (its status says why).
+std::vector<bench::result_row> pooled_passes(const std::vector<std::vector<bench::result_row>>& passes);
+
 }  // namespace ranklab::tools::tune
