@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <mutex>
+#include <set>
 #include <numeric>
 #include <span>
 #include <string>
@@ -145,7 +148,43 @@ int core_of(const team_state& t, int world_rank, const detail::domain_table& d) 
   const int bound = t.options.topology.empty() ? w.slots[world_rank].binding.core : -1;
   return bound >= 0 && bound < d.cores ? bound : world_rank % d.cores;
 }
+// Whether `finer` splits the ranks into more groups than `coarser`, each inside one group
+// of `coarser`.
+bool refines(const std::vector<int>& finer, const std::vector<int>& coarser) {
+  std::map<int, int> outer_of;
+  for (std::size_t r = 0; r < finer.size(); ++r)
+    if (const auto [it, fresh] = outer_of.emplace(finer[r], coarser[r]); !fresh && it->second != coarser[r]) return false;
+  std::set<int> groups(coarser.begin(), coarser.end());
+  return outer_of.size() > groups.size();
+}
 }  // namespace
+
+const rank_hierarchy* detail::hierarchy_of(team_state& t) {
+  std::call_once(t.hierarchy_once, [&] {
+    const detail::domain_table& table = detail::domains_for(t.options.topology);
+    auto h = std::make_unique<rank_hierarchy>();
+    std::vector<int> outer(static_cast<std::size_t>(t.p), 0);
+    cost_model m;
+    for (domain d : {domain::package, domain::numa, domain::l3}) {
+      hierarchy_level v;
+      v.name = std::string(name(d));
+      v.domain.resize(static_cast<std::size_t>(t.p));
+      for (int r = 0; r < t.p; ++r)
+        v.domain[static_cast<std::size_t>(r)] =
+            table.of_core[static_cast<std::size_t>(core_of(t, t.world_rank(r), table))][static_cast<int>(d)];
+      if (!refines(v.domain, outer)) continue;
+      // Until `ranklab tune` fits each level: each level in half the alpha and beta of the
+      // one out (docs/hierarchy.md).
+      m.alpha /= 2;
+      m.beta /= 2;
+      v.cost = m;
+      outer = v.domain;
+      h->levels.push_back(std::move(v));
+    }
+    t.hierarchy = std::move(h);
+  });
+  return t.hierarchy->levels.empty() ? nullptr : t.hierarchy.get();
+}
 
 int comm::domain_index(domain d) const {
   require_comm(team_, state_.get(), rank_, "domain_index");

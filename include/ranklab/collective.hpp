@@ -12,6 +12,8 @@
 
 namespace ranklab {
 
+struct rank_hierarchy;  // ranklab/hierarchy.hpp
+
 enum class collective : std::uint8_t {
   barrier,
   bcast,
@@ -72,6 +74,10 @@ struct coll_args {
   // Bytes per element: only for algorithms that size blocks or segments by the cost model
   // (set by the comm and the check harness from the datatype).
   std::size_t elem_size = 8;
+  // The ranks' domains, for the hierarchical algorithms (which need one); nullptr: none.
+  // Not owned: the comm that makes calls keeps its hierarchy for its own lifetime, a test or
+  // tool for the call's. Compared by address, as one comm always passes the same one.
+  const rank_hierarchy* hierarchy = nullptr;
   friend bool operator==(const coll_args&, const coll_args&) = default;
 };
 

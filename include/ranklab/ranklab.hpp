@@ -12,6 +12,7 @@
 #include "ranklab/errors.hpp"
 #include "ranklab/executor.hpp"
 #include "ranklab/explore.hpp"
+#include "ranklab/hierarchy.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/request.hpp"
 #include "ranklab/schedule.hpp"

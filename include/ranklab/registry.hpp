@@ -52,6 +52,9 @@ struct algorithm {
   bool needs_commutative = false;   // the operator must be commutative
   bool needs_power_of_two = false;  // p must be a power of two
   bool one_ported = true;           // false: shared-memory direct, outside the model
+  // Composes other registered algorithms' schedules over coll_args::hierarchy's domains
+  // (ranklab/hierarchy.hpp); never itself a phase of such a composition.
+  bool hierarchical = false;
   // Algorithms whose data travels in fence lines (schedule::fence_payload): the largest
   // payload a rank of the call carries, in bytes (args.elem_size each); calls above
   // fence_payload_capacity(p) are refused. nullptr: no such limit.

@@ -22,6 +22,7 @@
 #include "mailbox/mailbox.hpp"
 #include "ranklab/collective.hpp"
 #include "ranklab/errors.hpp"
+#include "ranklab/hierarchy.hpp"
 #include "ranklab/schedule.hpp"
 #include "ranklab/team.hpp"
 
@@ -228,6 +229,10 @@ struct team_state : std::enable_shared_from_this<team_state> {
     return wide_payloads.get() + line * wide_fence_payload_bytes;
   }
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  // The comm's ranks' domains for the hierarchical algorithms, made by the first call that
+  // builds a schedule (hierarchy_of, comm_split.cpp): then read only.
+  std::once_flag hierarchy_once;
+  std::unique_ptr<rank_hierarchy> hierarchy;
 
   // The scheduler whose fibers run the ranks while ranklab::run runs them on fibers
   // (team.cpp, team::execution); nullptr: the ranks are threads.

@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace ranklab {
+struct rank_hierarchy;  // ranklab/hierarchy.hpp
+}  // namespace ranklab
+
 namespace ranklab::detail {
 
 struct domain_table {
@@ -16,5 +20,13 @@ struct domain_table {
 // This machine's (empty description) or a synthetic topology's; throws usage_error for a
 // description hwloc does not take.
 const domain_table& domains_for(const std::string& synthetic);
+
+struct team_state;
+// The domains of the ranks of comm `t` (its team's topology: the machine's or the synthetic
+// one), as levels package, NUMA node, L3 cache, outermost first, for the hierarchical
+// algorithms; a level that splits the ranks no further than the level out (or not at
+// all), or that does not nest in it, is left out. nullptr when no level is left (one
+// domain holds every rank). Made once per comm (comm_split.cpp).
+const rank_hierarchy* hierarchy_of(team_state& t);
 
 }  // namespace ranklab::detail

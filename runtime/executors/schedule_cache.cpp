@@ -70,7 +70,8 @@ constexpr std::size_t cache_capacity = 16;
 
 }  // namespace
 
-std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p) {
+std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p,
+                                                    const rank_hierarchy* hierarchy) {
   auto it = std::find_if(cs.cache.begin(), cs.cache.end(), [&](const auto& e) { return matches(*e, c); });
   if (it != cs.cache.end()) {
     if (it != cs.cache.begin()) cs.cache.splice(cs.cache.begin(), cs.cache, it);
@@ -80,6 +81,7 @@ std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& 
   args.p = p;
   args.commutative = c.reduction.commutative;
   args.elem_size = c.type.size;
+  if (!args.hierarchy) args.hierarchy = hierarchy;
   auto e = std::make_shared<cached_schedule>();
   e->key_call = c;
   e->requested = std::string(c.choice.name);

@@ -28,8 +28,11 @@ struct cached_schedule {
 };
 
 // This rank's schedule for the call, from the cache or built now. Throws usage_error for
-// invalid arguments or an algorithm that does not take them.
-std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p);
+// invalid arguments or an algorithm that does not take them. A call without a hierarchy of
+// its own (coll_args::hierarchy) is built with the comm's, `hierarchy` (may be null), which
+// the comm keeps for its lifetime.
+std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p,
+                                                    const rank_hierarchy* hierarchy = nullptr);
 
 // Whether `e` is the cache entry of call `c` (the same arguments, type, operator and
 // algorithm choice).

@@ -254,9 +254,11 @@ int tune_mpi_command(const tune_options& o) {
   if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
   check_range("--passes", o.passes, 1, max_passes, "whole sweeps, pooled by their medians");
   if (o.mpi != "openmpi" && o.mpi != "mpich") usage_failure(fmt::format("--mpi {}: openmpi or mpich", o.mpi));
+  // Not the hierarchical algorithms: over MPI there is no hierarchy to compose over, and
+  // flat they are one of the others (docs/hierarchy.md).
   for (collective c : s.colls)
     for (const algorithm* a : registry::for_collective(c))
-      if (a->one_ported && std::find(s.algos.begin(), s.algos.end(), a->name) == s.algos.end())
+      if (a->one_ported && !a->hierarchical && std::find(s.algos.begin(), s.algos.end(), a->name) == s.algos.end())
         s.algos.emplace_back(a->name);
   s.seconds = o.seconds > 0 ? o.seconds : (o.quick ? 0.01 : 0.05);
   s.batches = o.batches > 0 ? static_cast<int>(o.batches) : (o.quick ? 3 : 5);

@@ -1,0 +1,67 @@
+// Allreduce over a hierarchy of domains (ranklab/hierarchy.hpp, docs/hierarchy.md): a reduce
+// to the leader in each innermost domain, then among the leaders of each domain one level
+// out, and so on; an allreduce among the leaders of the outermost domains; then a broadcast
+// back down, level by level. The SMP-aware scheme of Sistare, vandeVaart and Loh,
+// "Optimization of MPI Collectives on Clusters of Large-Scale SMP's" (SC 1999), and of the
+// leader-based components of Open MPI (han: Luo et al., "HAN: a Hierarchical AutotuNed
+// Collective Communication Framework", CLUSTER 2020). Each phase is a registered one-ported
+// algorithm, the cheapest for its group under its level's cost model
+// (patterns/hierarchy_phases.hpp); the schedule is theirs, composed.
+// Rounds: the sum of the phases' rounds. Cost, with d_l the largest group at level l and N
+// the number of outermost domains: sum_l [reduce(m, d_l) + bcast(m, d_l)] under level l's
+// alpha, beta, gamma, plus allreduce(m, N) under the top level's. Commutative operators
+// only: a domain need not be a contiguous range of ranks.
+#include "patterns/hierarchy_phases.hpp"
+#include "patterns/reduce_blocks.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+using detail::hierarchy_phase;
+using detail::phase_args;
+
+schedule build(const coll_args& a, int rank) {
+  schedule s(rank, a.p, a.count, a.count);
+  const region out = detail::own_vector_in_out(s, a.count);
+  const std::vector<hierarchy_phase> phases = detail::phases_up(a, rank);
+  const region partial{s.scratch(a.count), 0, a.count};  // a reduce phase's result at its leader
+  const std::size_t top = phases.size() - 1;
+  for (std::size_t i = 0; i < top; ++i) {
+    const hierarchy_phase& ph = phases[i];
+    detail::add_phase(s, a, ph, collective::reduce, a.count, {out, partial}, true);
+    if (ph.group.index == ph.leader_index && ph.group.members.size() > 1) s.copy(partial, out);
+  }
+  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0,
+                    [](coll_args& b) { b.in_place = true; });
+  for (std::size_t i = top; i-- > 0;) detail::add_phase(s, a, phases[i], collective::bcast, a.count, {out, out}, i > 0);
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  coll_args sized = a;
+  sized.elem_size = elem;
+  return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
+    if (ph.level == static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0))
+      return detail::phase_cost(collective::allreduce, phase_args(sized, collective::allreduce, ph.largest, a.count),
+                                level);
+    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), level) +
+           detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), level);
+  });
+}
+
+const algorithm info{
+    .name = "hierarchical",
+    .coll = collective::allreduce,
+    .summary = "reduce in each domain, allreduce among the leaders, bcast in each domain; each phase the "
+               "cheapest one-ported algorithm under its level's cost model",
+    .needs_commutative = true,
+    .hierarchical = true,
+    .composition = "reduce per level + allreduce (top) + bcast per level (Sistare et al. SC 1999; Open MPI han)",
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab

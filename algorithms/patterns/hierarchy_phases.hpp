@@ -1,0 +1,176 @@
+// The groups a hierarchical algorithm runs its phases in (docs/hierarchy.md). Going up, the
+// ranks of each innermost domain form a group whose leader carries on; the leaders of one
+// domain of the next level out form the next groups; and so on to the top group, the
+// leaders of the outermost domains. A rooted call's root leads every group it is in, so the
+// data reaches it (reduce, gather) or leaves from it (bcast, scatter) without a detour; in
+// every other group the lowest rank leads. Going down, the same groups in reverse.
+//
+// Every rank computes every group from the hierarchy alone, so all ranks agree without a
+// message. Without a hierarchy there is only the top group: the whole comm.
+#pragma once
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "patterns/compose.hpp"
+#include "ranklab/hierarchy.hpp"
+
+namespace ranklab::detail {
+
+struct hierarchy_phase {
+  int level = 0;             // the hierarchy level; levels.size() for the top group
+  rank_group group;          // this rank's group at this level (index -1: not in one)
+  int leader_index = 0;      // the leader's group rank
+  const cost_model* cost = nullptr;
+  int largest = 1;           // the largest group at this level (for costing)
+  // Every group's (size, leader's group rank) at this level, each once: every rank pads the
+  // phase to the longest of their schedules.
+  std::vector<std::pair<int, int>> shapes;
+};
+
+// Innermost first, the top group last. Phases whose groups have one rank everywhere
+// (a level that does not split anything further) are left out.
+inline std::vector<hierarchy_phase> phases_up(const coll_args& a, int rank, int root = 0) {
+  static const cost_model flat{};
+  std::vector<int> participants(static_cast<std::size_t>(a.p));
+  for (int r = 0; r < a.p; ++r) participants[static_cast<std::size_t>(r)] = r;
+  std::vector<hierarchy_phase> out;
+  const rank_hierarchy* h = a.hierarchy;
+  const int levels = h ? static_cast<int>(h->levels.size()) : 0;
+  for (int l = levels - 1; l >= 0; --l) {
+    const std::vector<int>& key = h->levels[static_cast<std::size_t>(l)].domain;
+    // The groups of this level among the participants (each ascending, as they are), and
+    // each group's leader.
+    std::map<int, std::vector<int>> groups;
+    for (int r : participants) groups[key[static_cast<std::size_t>(r)]].push_back(r);
+    std::vector<int> leaders;
+    int largest = 1;
+    hierarchy_phase mine;
+    mine.level = l;
+    mine.cost = &h->levels[static_cast<std::size_t>(l)].cost;
+    for (auto& [k, members] : groups) {
+      const auto at_root = std::find(members.begin(), members.end(), root);
+      const int lead = at_root == members.end() ? 0 : static_cast<int>(at_root - members.begin());
+      leaders.push_back(members[static_cast<std::size_t>(lead)]);
+      largest = std::max(largest, static_cast<int>(members.size()));
+      const std::pair<int, int> shape{static_cast<int>(members.size()), lead};
+      if (std::find(mine.shapes.begin(), mine.shapes.end(), shape) == mine.shapes.end()) mine.shapes.push_back(shape);
+      const auto me = std::find(members.begin(), members.end(), rank);
+      if (me != members.end()) {
+        mine.group.index = static_cast<int>(me - members.begin());
+        mine.group.members = std::move(members);
+        mine.leader_index = lead;
+      }
+    }
+    std::sort(leaders.begin(), leaders.end());
+    participants = std::move(leaders);
+    mine.largest = largest;
+    if (largest > 1) out.push_back(std::move(mine));
+  }
+  hierarchy_phase top;
+  top.level = levels;
+  top.cost = h ? &h->top_cost : &flat;
+  top.group.members = participants;
+  const auto me = std::find(participants.begin(), participants.end(), rank);
+  top.group.index = me == participants.end() ? -1 : static_cast<int>(me - participants.begin());
+  const auto at_root = std::find(participants.begin(), participants.end(), root);
+  top.leader_index = at_root == participants.end() ? 0 : static_cast<int>(at_root - participants.begin());
+  top.largest = static_cast<int>(participants.size());
+  top.shapes.emplace_back(top.largest, top.leader_index);
+  out.push_back(std::move(top));
+  return out;
+}
+
+// The algorithm a phase runs: of the one-ported, non-hierarchical algorithms of `c` that
+// accept the phase's call, the cheapest by the level's cost model (registration order
+// breaks ties; those without a cost model come last). Throws usage_error when none does.
+inline const algorithm& phase_algorithm(collective c, const coll_args& b, const cost_model& m) {
+  const algorithm* best = nullptr;
+  double best_cost = 0;
+  for (const algorithm* x : registry::for_collective(c)) {
+    if (!x->one_ported || x->hierarchical || !meets_preconditions(*x, b)) continue;
+    if (!x->cost) {
+      if (!best) best = x, best_cost = 1e300;
+      continue;
+    }
+    const double t = x->cost(b, b.elem_size, m);
+    if (!best || t < best_cost) best = x, best_cost = t;
+  }
+  if (!best) throw usage_error(no_rank, std::string(name(c)), "no one-ported algorithm accepts a hierarchical phase " + describe(b));
+  return *best;
+}
+
+// The most rounds any rank spends in `x`'s schedules of call `b` (phase_length). Every
+// rank of every group needs it, so it is remembered per call (a bounded memo: schedules are
+// built on a cache miss only, but p ranks build at once).
+inline std::size_t longest_phase(const algorithm& x, const coll_args& b) {
+  using key = std::tuple<const algorithm*, collective, int, int, std::uint64_t, bool, bool, std::size_t>;
+  static std::mutex guard;
+  static std::map<key, std::size_t> memo;
+  const key k{&x, b.coll, b.p, b.root, b.count, b.commutative, b.in_place, b.elem_size};
+  {
+    std::lock_guard lock(guard);
+    if (const auto it = memo.find(k); it != memo.end()) return it->second;
+  }
+  std::size_t n = 0;
+  for (int j = 0; j < b.p; ++j) n = std::max(n, phase_length(x.build(b, j)));
+  std::lock_guard lock(guard);
+  if (memo.size() >= 4096) memo.clear();
+  memo.emplace(k, n);
+  return n;
+}
+
+// Phase `ph`: collective `c` on `count` elements in each group of the level (the group's
+// leader the root where `c` is rooted), this rank's part placed by `at` if it is in a group
+// of more than one rank. With `pad`, every rank then spends the longest group's rounds on
+// it, so that the next phase starts at the same round everywhere; the last phase of a
+// schedule needs none. `prepare` adjusts the phase's call (in place, ...).
+template <class Prepare>
+void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph, collective c, std::uint64_t count,
+               const phase_place& at, bool pad, Prepare prepare) {
+  const auto call_of = [&](int size, int leader) {
+    coll_args b = phase_args(a, c, size, count, is_rooted(c) ? leader : 0);
+    prepare(b);
+    return b;
+  };
+  std::size_t length = 0;
+  if (pad)
+    for (const auto& [size, leader] : ph.shapes)
+      if (size > 1) {
+        const coll_args b = call_of(size, leader);
+        length = std::max(length, longest_phase(phase_algorithm(c, b, *ph.cost), b));
+      }
+  if (ph.group.index < 0 || ph.group.members.size() < 2) return idle_rounds(s, length);
+  const coll_args b = call_of(static_cast<int>(ph.group.members.size()), ph.leader_index);
+  const algorithm& x = phase_algorithm(c, b, *ph.cost);
+  append_phase(s, x.build(b, ph.group.index), ph.group.members, at, length);
+}
+inline void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph, collective c, std::uint64_t count,
+                      const phase_place& at, bool pad) {
+  add_phase(s, a, ph, c, count, at, pad, [](coll_args&) {});
+}
+
+// The predicted time of phase call `b` under the level's model: its algorithm's cost.
+inline double phase_cost(collective c, const coll_args& b, const cost_model& m) {
+  const algorithm& x = phase_algorithm(c, b, m);
+  return x.cost ? x.cost(b, b.elem_size, m) : 0.0;
+}
+
+// The cost of the phases `per_level(phase)` names at every level, each at its largest group:
+// a hierarchical algorithm's cost is its slowest group's at every phase, phase after phase.
+// Without a hierarchy the top phase runs under `flat` (the model the caller costs with).
+template <class F>
+double hierarchy_cost(const coll_args& a, const cost_model& flat, F per_level) {
+  double t = 0;
+  for (const hierarchy_phase& ph : phases_up(a, 0)) {
+    const cost_model& m = a.hierarchy ? *ph.cost : flat;
+    if (ph.largest > 1) t += per_level(ph, m);
+  }
+  return t;
+}
+
+}  // namespace ranklab::detail

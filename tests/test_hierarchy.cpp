@@ -1,0 +1,184 @@
+// The hierarchical algorithms (every registered one with `hierarchical`, so a new one is
+// tested without editing a list) on synthetic hierarchies, against the sequential reference
+// of run_check: nested shapes (2x2, 2x3, 3x1x2, 2x2x2 ...), uneven and interleaved domains
+// for p = 1..24, every root, counts 0, 1 and uneven; plus the hierarchy's own checks, and the
+// structure of the composition (the groups' phases and who leads them).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "patterns/hierarchy_phases.hpp"
+#include "ranklab/check.hpp"
+#include "ranklab/comm.hpp"
+#include "ranklab/team.hpp"
+#include "ranklab/hierarchy.hpp"
+#include "ranklab/registry.hpp"
+
+using namespace ranklab;
+
+namespace {
+
+std::vector<const algorithm*> hierarchical_algorithms() {
+  std::vector<const algorithm*> out;
+  for (const algorithm* a : registry::all())
+    if (a->hierarchical) out.push_back(a);
+  return out;
+}
+
+// Checks `a` on hierarchy `h` (p ranks) for every root and a few counts; returns failures.
+int check_on(const algorithm& a, const rank_hierarchy& h, int p, const std::string& label) {
+  int failures = 0;
+  const bool rooted = is_rooted(a.coll);
+  for (std::uint64_t count : {0u, 1u, 13u}) {
+    if (a.coll == collective::barrier && count) continue;
+    for (int root = 0; root < (rooted ? p : 1); ++root) {
+      call c = make_call(a.coll, p, count, root, datatype_of<std::int32_t>(), ops::sum, algo{a.name});
+      c.args.hierarchy = &h;
+      const check_result r = run_check(c, executor_kind::sequential);
+      if (!r.verified || !r.difference.empty()) {
+        ++failures;
+        if (failures <= 3)
+          FAIL_CHECK(name(a.coll), " hierarchical on ", label, " (", h.describe(), ") p=", p, " root=", root,
+                     " count=", count, ": ", r.difference);
+      }
+    }
+  }
+  return failures;
+}
+
+// p ranks in `domains` uneven domains: rank r in domain (r * r + 1) % domains, so domains
+// are neither contiguous nor of equal size.
+rank_hierarchy interleaved(int p, int domains) {
+  std::vector<int> d(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) d[static_cast<std::size_t>(r)] = (r * r + 1) % domains;
+  return rank_hierarchy::from_domains(d);
+}
+
+}  // namespace
+
+TEST_SUITE("hierarchy") {
+  TEST_CASE("shapes: nested domains, numbered domain by domain") {
+    const rank_hierarchy h = rank_hierarchy::from_shape("3x1x2");
+    REQUIRE(h.levels.size() == 3);
+    CHECK(h.size() == 6);
+    CHECK(h.levels[0].domain == std::vector<int>{0, 0, 1, 1, 2, 2});
+    CHECK(h.levels[1].domain == std::vector<int>{0, 0, 1, 1, 2, 2});
+    CHECK(h.levels[2].domain == std::vector<int>{0, 1, 2, 3, 4, 5});
+    CHECK(h.describe() == "level0:3 level1:3 level2:6");
+    CHECK_NOTHROW(h.validate(6));
+    CHECK_THROWS_AS(h.validate(5), usage_error);
+    CHECK_THROWS_AS(rank_hierarchy::from_shape("2x"), usage_error);
+    CHECK_THROWS_AS(rank_hierarchy::from_shape("0x3"), usage_error);
+    rank_hierarchy bad = rank_hierarchy::from_shape("2x2");
+    bad.levels[1].domain = {0, 1, 1, 0};  // domain 1 spans both outer domains
+    CHECK_THROWS_AS(bad.validate(4), usage_error);
+  }
+
+  TEST_CASE("the groups: innermost first, the root leads its groups, the top group is the leaders") {
+    const rank_hierarchy h = rank_hierarchy::from_shape("2x3");  // {0,1,2} {3,4,5}
+    coll_args a;
+    a.coll = collective::reduce;
+    a.p = 6;
+    a.root = 4;
+    a.hierarchy = &h;
+    const auto at1 = detail::phases_up(a, 1, 4);
+    REQUIRE(at1.size() == 2);  // level 0 (the domains of 3) and the top (2 leaders)
+    CHECK(at1[0].group.members == std::vector<int>{0, 1, 2});
+    CHECK(at1[0].leader_index == 0);
+    CHECK(at1[1].group.members == std::vector<int>{0, 4});
+    CHECK(at1[1].group.index == -1);  // rank 1 leads nothing
+    const auto at4 = detail::phases_up(a, 4, 4);
+    CHECK(at4[0].group.members == std::vector<int>{3, 4, 5});
+    CHECK(at4[0].leader_index == 1);  // the root leads its domain
+    CHECK(at4[1].group.index == 1);
+    CHECK(at4[1].leader_index == 1);
+  }
+
+  TEST_CASE("every hierarchical algorithm on nested shapes, every root") {
+    const auto algos = hierarchical_algorithms();
+    REQUIRE(algos.size() >= 4);
+    for (const char* shape : {"1", "2", "2x2", "2x3", "3x1x2", "2x2x2", "3x3", "1x4x1", "2x1x3x1"}) {
+      const rank_hierarchy h = rank_hierarchy::from_shape(shape);
+      for (const algorithm* a : algos) CHECK(check_on(*a, h, h.size(), shape) == 0);
+    }
+  }
+
+  TEST_CASE("uneven and interleaved domains, p = 1..24") {
+    for (int p = 1; p <= 24; ++p)
+      for (int domains : {1, 2, 3, 5}) {
+        const rank_hierarchy h = interleaved(p, domains);
+        for (const algorithm* a : hierarchical_algorithms())
+          CHECK(check_on(*a, h, p, "interleaved " + std::to_string(domains)) == 0);
+      }
+  }
+
+  TEST_CASE("without a hierarchy: one group, the whole comm") {
+    for (int p : {1, 2, 5, 8})
+      for (const algorithm* a : hierarchical_algorithms()) {
+        call c = make_call(a->coll, p, a->coll == collective::barrier ? 0 : 9, p - 1, datatype_of<std::int32_t>(),
+                           ops::sum, algo{a->name});
+        const check_result r = run_check(c, executor_kind::sequential);
+        CHECK_MESSAGE(r.verified, r.difference);
+        CHECK_MESSAGE(r.difference.empty(), r.difference);
+      }
+  }
+
+  TEST_CASE("cost: each level under its own model; a cheaper inner level makes it cheaper") {
+    const algorithm* a = registry::find(collective::allreduce, "hierarchical");
+    REQUIRE(a);
+    rank_hierarchy h = rank_hierarchy::from_shape("4x8");  // 4 domains of 8: level 0 splits, level 1 is single ranks
+    coll_args args;
+    args.coll = collective::allreduce;
+    args.p = 32;
+    args.count = 1 << 16;
+    args.hierarchy = &h;
+    const double before = a->cost(args, 4, cost_model{});
+    h.levels[1].cost.alpha /= 10;  // no phase runs inside a single rank: no change
+    CHECK(a->cost(args, 4, cost_model{}) == doctest::Approx(before));
+    h.levels[0].cost.alpha /= 10;
+    h.levels[0].cost.beta /= 10;
+    const double after = a->cost(args, 4, cost_model{});
+    CHECK(after < before);
+    CHECK(after > 0);
+  }
+
+  TEST_CASE("a comm on a synthetic topology runs the hierarchical algorithms over its domains") {
+    team_options o = team_options::from_environment();
+    o.topology = "package:2 numa:2 core:3";  // 12 cores: 3 per NUMA node, 6 per package
+    for (int p : {12, 7, 16}) {
+      INFO("p = ", p);
+      std::vector<int> wrong(static_cast<std::size_t>(p), 0);
+      run(
+          p,
+          [&](comm& c) {
+            const int n = 50;
+            std::vector<std::int64_t> x(n), y(n);
+            for (int i = 0; i < n; ++i) x[static_cast<std::size_t>(i)] = c.rank() * 1000 + i;
+            c.allreduce(x, y, ops::sum, {"hierarchical"});
+            CHECK(c.last_algorithm()->name == "hierarchical");
+            const std::int64_t ranks = c.size();
+            for (int i = 0; i < n; ++i)
+              if (y[static_cast<std::size_t>(i)] != 1000 * ranks * (ranks - 1) / 2 + ranks * i) ++wrong[c.rank()];
+            for (int root : {0, c.size() - 1, c.size() / 2}) {
+              std::vector<std::int64_t> b(n, c.rank() == root ? 7 : -1);
+              c.bcast(b, root, {"hierarchical"});
+              for (std::int64_t v : b) wrong[c.rank()] += v != 7;
+              std::vector<std::int64_t> r(c.rank() == root ? n : 0);
+              c.reduce(x, r, ops::sum, root, {"hierarchical"});
+              if (c.rank() == root)
+                for (int i = 0; i < n; ++i)
+                  wrong[c.rank()] += r[static_cast<std::size_t>(i)] != 1000 * ranks * (ranks - 1) / 2 + ranks * i;
+            }
+            c.barrier({"hierarchical"});
+            // A sub-comm has the hierarchy of its own ranks: one package's ranks see NUMA only.
+            comm pkg = c.split_type(domain::package);
+            std::vector<std::int64_t> one{1}, count{0};
+            pkg.allreduce(one, count, ops::sum, {"hierarchical"});
+            wrong[c.rank()] += count[0] != pkg.size();
+          },
+          o);
+      for (int r = 0; r < p; ++r) CHECK(wrong[static_cast<std::size_t>(r)] == 0);
+    }
+  }
+}
