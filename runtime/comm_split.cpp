@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -181,9 +182,12 @@ const rank_hierarchy* detail::hierarchy_of(team_state& t) {
       outer = v.domain;
       h->levels.push_back(std::move(v));
     }
+    if (const char* named = std::getenv("RANKLAB_HIERARCHY_ALGORITHMS"))
+      h->choices = rank_hierarchy::parse_choices(named);
     t.hierarchy = std::move(h);
   });
-  return t.hierarchy->levels.empty() ? nullptr : t.hierarchy.get();
+  const rank_hierarchy& h = *t.hierarchy;
+  return h.levels.empty() && h.choices.empty() ? nullptr : &h;
 }
 
 int comm::domain_index(domain d) const {

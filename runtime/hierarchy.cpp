@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ranklab/errors.hpp"
@@ -46,7 +48,8 @@ rank_hierarchy rank_hierarchy::from_shape(std::span<const int> shape) {
   int p = 1;
   for (int n : shape) {
     if (n < 1 || n > max_team_size)
-      throw usage_error(no_rank, "hierarchy", fmt::format("a level of {} domains (each level 1..{})", n, max_team_size));
+      throw usage_error(no_rank, "hierarchy",
+                        fmt::format("a level of {} domains (each level 1..{})", n, max_team_size));
     p *= n;
     if (p > max_team_size)
       throw usage_error(no_rank, "hierarchy", fmt::format("the shape has more than {} ranks", max_team_size));
@@ -93,6 +96,42 @@ rank_hierarchy rank_hierarchy::from_domains(std::span<const int> domain, std::st
   v.cost.beta /= 2;
   h.levels.push_back(std::move(v));
   return h;
+}
+
+std::vector<phase_choice> rank_hierarchy::parse_choices(std::string_view text) {
+  std::vector<phase_choice> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string_view entry = text.substr(at, end - at);
+    at = end + 1;
+    if (entry.empty()) continue;
+    const auto bad = [&](const std::string& why) {
+      return usage_error(no_rank, "hierarchy",
+                         fmt::format("phase algorithm '{}': {} (entries [level:]collective=algorithm, e.g. "
+                                     "numa:reduce=knomial,top:allreduce=ring)",
+                                     entry, why));
+    };
+    const std::size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) throw bad("no '='");
+    std::string_view left = entry.substr(0, eq);
+    phase_choice c;
+    c.algorithm = std::string(entry.substr(eq + 1));
+    if (const std::size_t colon = left.find(':'); colon != std::string_view::npos) {
+      c.level = std::string(left.substr(0, colon));
+      left = left.substr(colon + 1);
+    }
+    const std::optional<collective> coll = collective_from_name(left);
+    if (!coll) throw bad(fmt::format("no collective '{}'", left));
+    c.coll = *coll;
+    const algorithm* a = registry::find(c.coll, c.algorithm);
+    if (!a) throw bad(fmt::format("no {} algorithm '{}'", left, c.algorithm));
+    if (a->hierarchical || !a->one_ported)
+      throw bad(fmt::format("{} {} cannot be a phase: {}", left, c.algorithm,
+                            a->hierarchical ? "it is hierarchical itself" : "it is not one-ported"));
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace ranklab

@@ -9,6 +9,8 @@
 
 #include "ranklab/semantics.hpp"
 
+#include "ranklab/hierarchy.hpp"
+
 namespace ranklab {
 
 namespace {
@@ -138,7 +140,12 @@ std::string describe_verified_call(const coll_args& args) {
 
 verify_summary verify_algorithm(const algorithm& a, int p, const verify_sweep& sweep) {
   verify_summary sum;
-  for (const coll_args& args : sweep_calls(a, p, sweep)) {
+  if (sweep.hierarchy && sweep.hierarchy->size() != p) {
+    sum.skipped = fmt::format("the hierarchy has {} ranks", sweep.hierarchy->size());
+    return sum;
+  }
+  for (coll_args args : sweep_calls(a, p, sweep)) {
+    args.hierarchy = sweep.hierarchy;
     if (!meets_preconditions(a, args)) {
       if (sum.skipped.empty()) sum.skipped = unmet_precondition(a, args);
       continue;

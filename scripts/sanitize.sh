@@ -25,7 +25,7 @@ sample_suites=(
   test_fibers test_execution test_mailbox test_sendrecv test_failures test_nonblocking
   test_persistent test_direct test_slots test_team test_trace test_misuse test_stress
   test_faults test_basic_collectives test_executors test_barrier test_repeated_calls
-  test_comms test_root_mismatch test_semantics
+  test_comms test_root_mismatch test_semantics test_hierarchy
 )
 suites=()
 for s in "${sample_suites[@]}"; do

@@ -127,9 +127,22 @@ ranklab_cli_misuse(bench_p_too_large "--p 9999: must be in 1..4096 (ranks are th
 ranklab_cli_misuse(demo_negative_count "--count -1: must be >= 0"
   demo --count -1)
 ranklab_cli_misuse(no_subcommand "A subcommand is required")
+# ---- --hierarchy (schedule, verify, draw) --------------------------------------------------------
+ranklab_cli_misuse(schedule_hierarchy_wrong_p "--hierarchy 2x3: 6 ranks, but the call has p = 5 (give -p 6)"
+  schedule --coll allreduce --algo hierarchical -p 5 --hierarchy 2x3)
+ranklab_cli_misuse(schedule_hierarchy_bad_shape "--hierarchy 2x: shape '2x': numbers of domains per level"
+  schedule --coll allreduce --algo hierarchical -p 2 --hierarchy 2x)
+ranklab_cli_misuse(schedule_hierarchy_without_coll "--hierarchy: only with --coll"
+  schedule -p 6 --hierarchy 2x3)
 
 # ---- valid input still works ------------------------------------------------------------------
 ranklab_cli_test(cli_valid_version 0 "ranklab ${PROJECT_VERSION}" --version)
+# The hierarchical algorithms on a synthetic hierarchy: verified (structure and results), and
+# p outside the hierarchy skipped, said so.
+ranklab_cli_test(cli_valid_verify_hierarchy 0 "hierarchical           OK"
+  verify --coll allreduce --algo hierarchical --p 12 --hierarchy 2x2x3)
+ranklab_cli_test(cli_valid_verify_hierarchy_skips 0 "skipped: the hierarchy has 6 ranks"
+  verify --coll bcast --algo hierarchical --p 5..6 --hierarchy 2x3)
 # The size syntax of bench (64Ki) in tune, with -q and --json; tiny batches: well under a second.
 ranklab_cli_test(cli_valid_tune_sizes 0 "\"sizes\": [65536]"
   tune --sizes 64Ki --coll bcast -p 2 --quick --batches 1 --batch-ms 0.1 -q --json)
@@ -279,7 +292,7 @@ ranklab_cli_test(cli_verify_finds_missing_contribution 1
 ranklab_cli_test(cli_verify_finds_in_place_read 1
   "FAILED allreduce/reads_in_late allreduce(p=3, count=1, in place)\n      3 wrong elements of out in allreduce(p=3, count=1, in place)\n      rank 0 in round 1 reads in[0] after writing out[0]: in place they are one element"
   verify --coll allreduce --algo reads_in_late --p 1..4 --plugin ${_wrong})
-ranklab_cli_test(cli_verify_all_names_failures 1 "FAILED for 2 of 11 algorithms"
+ranklab_cli_test(cli_verify_all_names_failures 1 "FAILED for 2 of 12 algorithms"
   verify --coll allreduce --p 1..4 --quick --plugin ${_wrong})
 ranklab_cli_test(cli_run_refuses_wrong_schedule 1 "missing: rank 0"
   run --coll allreduce --algo forgets_own -p 3 --plugin ${_wrong})

@@ -228,10 +228,10 @@ TEST_CASE("bcast: round counts and volumes of linear, scatter_allgather, scatter
   }
 }
 
-TEST_CASE("bcast: the registry entries, the scatter + allgather broadcasts say so") {
+TEST_CASE("bcast: the registry entries, the scatter + allgather and hierarchical broadcasts say so") {
   check_registry_entries(collective::bcast);
   for (const algorithm* a : registry::for_collective(collective::bcast)) {
-    const bool composed = a->name.starts_with("scatter_");
+    const bool composed = a->name.starts_with("scatter_") || a->hierarchical;
     CHECK_MESSAGE(a->composition.empty() != composed, a->name);
   }
 }

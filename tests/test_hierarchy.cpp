@@ -11,9 +11,9 @@
 #include "patterns/hierarchy_phases.hpp"
 #include "ranklab/check.hpp"
 #include "ranklab/comm.hpp"
-#include "ranklab/team.hpp"
 #include "ranklab/hierarchy.hpp"
 #include "ranklab/registry.hpp"
+#include "ranklab/team.hpp"
 
 using namespace ranklab;
 
@@ -180,5 +180,41 @@ TEST_SUITE("hierarchy") {
           o);
       for (int r = 0; r < p; ++r) CHECK(wrong[static_cast<std::size_t>(r)] == 0);
     }
+  }
+
+  TEST_CASE("phase algorithms named per level: parsed, applied, refused where they cannot run") {
+    const auto choices = rank_hierarchy::parse_choices("level0:reduce=knomial,top:allreduce=ring,bcast=binomial");
+    REQUIRE(choices.size() == 3);
+    CHECK(choices[0] == phase_choice{"level0", collective::reduce, "knomial"});
+    CHECK(choices[1] == phase_choice{"top", collective::allreduce, "ring"});
+    CHECK(choices[2] == phase_choice{"", collective::bcast, "binomial"});
+    for (const char* bad : {"reduce", "nosuch=ring", "reduce=nosuch", "allreduce=hierarchical", "bcast=direct"}) {
+      INFO(bad);
+      CHECK_THROWS_AS(rank_hierarchy::parse_choices(bad), usage_error);
+    }
+
+    rank_hierarchy h = rank_hierarchy::from_shape("2x3");
+    h.choices = choices;
+    coll_args a;
+    a.coll = collective::allreduce;
+    a.p = 6;
+    a.count = 10;
+    a.hierarchy = &h;
+    const auto phases = detail::phases_up(a, 0);
+    REQUIRE(phases.size() == 2);
+    const coll_args up = detail::phase_args(a, collective::reduce, 3, a.count);
+    CHECK(detail::phase_algorithm(collective::reduce, up, phases[0], &h).name == "knomial");
+    const coll_args top = detail::phase_args(a, collective::allreduce, 2, a.count);
+    CHECK(detail::phase_algorithm(collective::allreduce, top, phases[1], &h).name == "ring");
+    // Not named: the cheapest by the level's model.
+    CHECK(detail::phase_algorithm(collective::allreduce, top, phases[1], nullptr).name != "");
+    // The whole composition with the named phases is still right.
+    for (const algorithm* x : hierarchical_algorithms()) CHECK(check_on(*x, h, 6, "2x3 with named phases") == 0);
+    // A named algorithm that cannot run the phase: an error naming it, not a substitute.
+    h.choices = rank_hierarchy::parse_choices("top:allreduce=circulant");
+    coll_args noncommutative = top;
+    noncommutative.commutative = false;
+    CHECK_THROWS_WITH_AS(detail::phase_algorithm(collective::allreduce, noncommutative, phases[1], &h),
+                         doctest::Contains("circulant"), usage_error);
   }
 }

@@ -32,8 +32,13 @@ schedule build(const coll_args& a, int rank) {
     detail::add_phase(s, a, ph, collective::reduce, a.count, {out, partial}, true);
     if (ph.group.index == ph.leader_index && ph.group.members.size() > 1) s.copy(partial, out);
   }
-  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0,
-                    [](coll_args& b) { b.in_place = true; });
+  // In place on the partials; one tree for every leader (the generalized allreduce with
+  // removed steps reduces along shifted trees, which for p not a power of two give the
+  // ranks different last bits): every rank ends with the same bits.
+  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0, [](coll_args& b) {
+    b.in_place = true;
+    b.params.removed_steps = 0;
+  });
   for (std::size_t i = top; i-- > 0;) detail::add_phase(s, a, phases[i], collective::bcast, a.count, {out, out}, i > 0);
   return s;
 }
@@ -44,17 +49,20 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
     if (ph.level == static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0))
       return detail::phase_cost(collective::allreduce, phase_args(sized, collective::allreduce, ph.largest, a.count),
-                                level);
-    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), level) +
-           detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), level);
+                                ph, a.hierarchy, level);
+    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), ph,
+                              a.hierarchy, level) +
+           detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), ph,
+                              a.hierarchy, level);
   });
 }
 
 const algorithm info{
     .name = "hierarchical",
     .coll = collective::allreduce,
-    .summary = "reduce in each domain, allreduce among the leaders, bcast in each domain; each phase the "
-               "cheapest one-ported algorithm under its level's cost model",
+    .summary =
+        "reduce in each domain, allreduce among the leaders, bcast in each domain; each phase the "
+        "cheapest one-ported algorithm under its level's cost model",
     .needs_commutative = true,
     .hierarchical = true,
     .composition = "reduce per level + allreduce (top) + bcast per level (Sistare et al. SC 1999; Open MPI han)",

@@ -30,7 +30,7 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   return detail::hierarchy_cost(a, m, [&](const hierarchy_phase& ph, const cost_model& level) {
     coll_args b = phase_args(a, collective::barrier, ph.largest, 0);
     b.elem_size = elem;
-    const double once = detail::phase_cost(collective::barrier, b, level);
+    const double once = detail::phase_cost(collective::barrier, b, ph, a.hierarchy, level);
     return ph.level == static_cast<int>(levels) ? once : 2 * once;
   });
 }
@@ -38,8 +38,9 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "hierarchical",
     .coll = collective::barrier,
-    .summary = "barriers up the domains to the outermost leaders, then back down; each phase the cheapest "
-               "one-ported barrier under its level's cost model",
+    .summary =
+        "barriers up the domains to the outermost leaders, then back down; each phase the cheapest "
+        "one-ported barrier under its level's cost model",
     .hierarchical = true,
     .composition = "barrier per level, up and down",
     .build = build,

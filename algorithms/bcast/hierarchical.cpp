@@ -28,15 +28,17 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   coll_args sized = a;
   sized.elem_size = elem;
   return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
-    return detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), level);
+    return detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), ph,
+                              a.hierarchy, level);
   });
 }
 
 const algorithm info{
     .name = "hierarchical",
     .coll = collective::bcast,
-    .summary = "bcast among the outermost leaders, then in each domain inwards; each phase the cheapest "
-               "one-ported bcast under its level's cost model",
+    .summary =
+        "bcast among the outermost leaders, then in each domain inwards; each phase the cheapest "
+        "one-ported bcast under its level's cost model",
     .hierarchical = true,
     .composition = "bcast per level, outermost first (Sistare et al. SC 1999)",
     .build = build,

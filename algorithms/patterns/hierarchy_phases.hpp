@@ -8,7 +8,9 @@
 // Every rank computes every group from the hierarchy alone, so all ranks agree without a
 // message. Without a hierarchy there is only the top group: the whole comm.
 #pragma once
+#include <fmt/format.h>
 #include <algorithm>
+
 #include <map>
 #include <mutex>
 #include <string>
@@ -22,11 +24,11 @@
 namespace ranklab::detail {
 
 struct hierarchy_phase {
-  int level = 0;             // the hierarchy level; levels.size() for the top group
-  rank_group group;          // this rank's group at this level (index -1: not in one)
-  int leader_index = 0;      // the leader's group rank
+  int level = 0;         // the hierarchy level; levels.size() for the top group
+  rank_group group;      // this rank's group at this level (index -1: not in one)
+  int leader_index = 0;  // the leader's group rank
   const cost_model* cost = nullptr;
-  int largest = 1;           // the largest group at this level (for costing)
+  int largest = 1;  // the largest group at this level (for costing)
   // Every group's (size, leader's group rank) at this level, each once: every rank pads the
   // phase to the longest of their schedules.
   std::vector<std::pair<int, int>> shapes;
@@ -85,10 +87,30 @@ inline std::vector<hierarchy_phase> phases_up(const coll_args& a, int rank, int 
   return out;
 }
 
-// The algorithm a phase runs: of the one-ported, non-hierarchical algorithms of `c` that
-// accept the phase's call, the cheapest by the level's cost model (registration order
-// breaks ties; those without a cost model come last). Throws usage_error when none does.
-inline const algorithm& phase_algorithm(collective c, const coll_args& b, const cost_model& m) {
+// The algorithm a phase runs: the one rank_hierarchy::choices names for the phase's level
+// (or "top") and collective, if any (a usage_error when it does not accept the phase's
+// call); otherwise, of the one-ported, non-hierarchical algorithms of `c` that accept the
+// call, the cheapest by the level's cost model (registration order breaks ties; those
+// without a cost model come last). Throws usage_error when none does.
+inline const algorithm& phase_algorithm(collective c, const coll_args& b, const hierarchy_phase& ph,
+                                        const rank_hierarchy* h) {
+  if (h) {
+    const std::string_view level = ph.level < static_cast<int>(h->levels.size())
+                                       ? std::string_view(h->levels[static_cast<std::size_t>(ph.level)].name)
+                                       : std::string_view("top");
+    for (const phase_choice& choice : h->choices) {
+      if (choice.coll != c || !(choice.level.empty() || choice.level == level)) continue;
+      const algorithm* named = registry::find(c, choice.algorithm);
+      if (!named) break;  // parse_choices checked it; a plugin since unloaded: choose
+      if (const std::string why = unmet_precondition(*named, b); !why.empty())
+        throw usage_error(no_rank, std::string(name(c)),
+                          fmt::format("phase algorithm {} at level {} (RANKLAB_HIERARCHY_ALGORITHMS or "
+                                      "rank_hierarchy::choices) cannot run {}: {}",
+                                      choice.algorithm, level, describe(b), why));
+      return *named;
+    }
+  }
+  const cost_model& m = *ph.cost;
   const algorithm* best = nullptr;
   double best_cost = 0;
   for (const algorithm* x : registry::for_collective(c)) {
@@ -100,7 +122,9 @@ inline const algorithm& phase_algorithm(collective c, const coll_args& b, const 
     const double t = x->cost(b, b.elem_size, m);
     if (!best || t < best_cost) best = x, best_cost = t;
   }
-  if (!best) throw usage_error(no_rank, std::string(name(c)), "no one-ported algorithm accepts a hierarchical phase " + describe(b));
+  if (!best)
+    throw usage_error(no_rank, std::string(name(c)),
+                      "no one-ported algorithm accepts a hierarchical phase " + describe(b));
   return *best;
 }
 
@@ -142,11 +166,11 @@ void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph, colle
     for (const auto& [size, leader] : ph.shapes)
       if (size > 1) {
         const coll_args b = call_of(size, leader);
-        length = std::max(length, longest_phase(phase_algorithm(c, b, *ph.cost), b));
+        length = std::max(length, longest_phase(phase_algorithm(c, b, ph, a.hierarchy), b));
       }
   if (ph.group.index < 0 || ph.group.members.size() < 2) return idle_rounds(s, length);
   const coll_args b = call_of(static_cast<int>(ph.group.members.size()), ph.leader_index);
-  const algorithm& x = phase_algorithm(c, b, *ph.cost);
+  const algorithm& x = phase_algorithm(c, b, ph, a.hierarchy);
   append_phase(s, x.build(b, ph.group.index), ph.group.members, at, length);
 }
 inline void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph, collective c, std::uint64_t count,
@@ -154,9 +178,10 @@ inline void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph
   add_phase(s, a, ph, c, count, at, pad, [](coll_args&) {});
 }
 
-// The predicted time of phase call `b` under the level's model: its algorithm's cost.
-inline double phase_cost(collective c, const coll_args& b, const cost_model& m) {
-  const algorithm& x = phase_algorithm(c, b, m);
+// The predicted time of phase call `b` of phase `ph` under the model `m`: its algorithm's cost.
+inline double phase_cost(collective c, const coll_args& b, const hierarchy_phase& ph, const rank_hierarchy* h,
+                         const cost_model& m) {
+  const algorithm& x = phase_algorithm(c, b, ph, h);
   return x.cost ? x.cost(b, b.elem_size, m) : 0.0;
 }
 

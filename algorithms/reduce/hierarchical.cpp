@@ -37,15 +37,17 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   coll_args sized = a;
   sized.elem_size = elem;
   return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
-    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), level);
+    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), ph,
+                              a.hierarchy, level);
   });
 }
 
 const algorithm info{
     .name = "hierarchical",
     .coll = collective::reduce,
-    .summary = "reduce in each domain, then among the leaders level by level, to the root; each phase the "
-               "cheapest one-ported reduce under its level's cost model",
+    .summary =
+        "reduce in each domain, then among the leaders level by level, to the root; each phase the "
+        "cheapest one-ported reduce under its level's cost model",
     .needs_commutative = true,
     .hierarchical = true,
     .composition = "reduce per level, innermost first (Sistare et al. SC 1999)",

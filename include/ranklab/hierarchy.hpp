@@ -21,12 +21,26 @@ struct hierarchy_level {
   cost_model cost;
 };
 
+// A phase's algorithm named instead of chosen by the cost model: at one level (its name, or
+// "top" for the group of the outermost leaders) or at every level (empty), for one
+// collective.
+struct phase_choice {
+  std::string level;
+  collective coll = collective::barrier;
+  std::string algorithm;
+  friend bool operator==(const phase_choice&, const phase_choice&) = default;
+};
+
 struct rank_hierarchy {
   // Outermost first. Each level refines the one before: ranks in one domain of level l+1
   // are in one domain of level l (checked by validate()).
   std::vector<hierarchy_level> levels;
   // What a message between ranks of different outermost domains costs.
   cost_model top_cost;
+  // Phase algorithms named (the first that matches a phase wins); every other phase runs the
+  // cheapest one-ported algorithm under its level's cost model. A comm's hierarchy takes
+  // them from RANKLAB_HIERARCHY_ALGORITHMS.
+  std::vector<phase_choice> choices;
 
   int size() const { return levels.empty() ? 0 : static_cast<int>(levels.front().domain.size()); }
   // Throws usage_error unless every level has one entry per rank and refines the previous.
@@ -43,6 +57,11 @@ struct rank_hierarchy {
   static rank_hierarchy from_shape(std::string_view shape);
   // One level from a domain number per rank (uneven domains, any numbering).
   static rank_hierarchy from_domains(std::span<const int> domain, std::string name = "domain");
+  // "numa:reduce=knomial,top:allreduce=ring,bcast=binomial": entries [level:]coll=algorithm,
+  // separated by commas. Throws usage_error naming the entry for an unknown collective, an
+  // algorithm not registered for it, or one that cannot be a phase (hierarchical, or not
+  // one-ported).
+  static std::vector<phase_choice> parse_choices(std::string_view text);
 };
 
 }  // namespace ranklab

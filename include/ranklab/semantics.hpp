@@ -63,6 +63,9 @@ struct verify_sweep {
   // Instead of counts 0, 1 and an uneven one: this count only (a v-collective's per rank).
   std::optional<std::uint64_t> count;
   std::optional<int> root;  // instead of the roots above: this one only
+  // Every call with these domains (coll_args::hierarchy), at the p it has ranks for; other p
+  // are skipped. Not owned.
+  const rank_hierarchy* hierarchy = nullptr;
 };
 
 struct verify_summary {

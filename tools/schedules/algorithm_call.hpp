@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "ranklab/call.hpp"
+#include "ranklab/hierarchy.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab::tools {
@@ -19,6 +20,9 @@ struct algorithm_options {
   std::string wildcard;  // "auto" (schedule) or "all" (verify)
   std::int64_t count = 8;
   std::int64_t root = 0;
+  // --hierarchy SHAPE: the ranks' domains for the hierarchical algorithms (rank_hierarchy::
+  // from_shape, "2x3"); empty: none (they run flat).
+  std::string hierarchy;
   bool algo_given = false, count_given = false, root_given = false;
 };
 
@@ -35,7 +39,12 @@ void check_algorithm_options_absent(const algorithm_options& o);
 collective checked_collective(const algorithm_options& o, std::int64_t p_min, std::string_view root_why);
 
 // The call of c with algorithm `algo_name` on p ranks: int32 sum (as `ranklab run` by
-// default), --count elements per block ("regular" counts for the v-collectives), --root.
+// default), --count elements per block ("regular" counts for the v-collectives), --root,
+// and --hierarchy's domains (a usage error unless the shape has p ranks).
 call algorithm_call(collective c, std::string_view algo_name, const algorithm_options& o, int p);
+
+// --hierarchy's domains, made once and kept for the process; nullptr without the option. A
+// shape rank_hierarchy::from_shape refuses is a usage error.
+const rank_hierarchy* shape_hierarchy(const algorithm_options& o);
 
 }  // namespace ranklab::tools

@@ -43,6 +43,7 @@ verify_sweep sweep_of(const algorithm_options& o, bool quick) {
   sw.every_root = !quick;
   if (o.count_given) sw.count = static_cast<std::uint64_t>(o.count);
   if (o.root_given) sw.root = static_cast<int>(o.root);
+  sw.hierarchy = shape_hierarchy(o);
   return sw;
 }
 
