@@ -34,6 +34,9 @@ TEST_CASE("allgather: round counts as the sources state them") {
 TEST_CASE("allgather: every block reaches every rank exactly once (no redundant transfers)") {
   for (const algorithm* a : registry::for_collective(collective::allgather)) {
     if (!a->one_ported) continue;  // the direct algorithm reads remotely, it sends nothing
+    // The hierarchical one moves blocks through temporaries and down the domains again: more
+    // than the minimum volume, by design (docs/hierarchy.md).
+    if (a->hierarchical) continue;
     for (int p : {1, 2, 3, 5, 6, 7, 8, 12, 13, 16, 17, 31, 32, 33}) {
       const std::uint64_t n = 3;
       INFO("algorithm=" << a->name << " p=" << p);

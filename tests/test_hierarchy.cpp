@@ -34,6 +34,18 @@ int check_on(const algorithm& a, const rank_hierarchy& h, int p, const std::stri
     if (a.coll == collective::barrier && count) continue;
     for (int root = 0; root < (rooted ? p : 1); ++root) {
       call c = make_call(a.coll, p, count, root, datatype_of<std::int32_t>(), ops::sum, algo{a.name});
+      if (has_vector_counts(a.coll)) {
+        // Irregular counts (zeros among them), blocks in reverse rank order with a gap of one
+        // element after each: the gaps must stay untouched.
+        std::vector<std::uint64_t> counts(static_cast<std::size_t>(p)), displs(static_cast<std::size_t>(p));
+        for (int j = 0; j < p; ++j) counts[static_cast<std::size_t>(j)] = (count + static_cast<std::uint64_t>(j)) % 4;
+        std::uint64_t at = 0;
+        for (int j = p - 1; j >= 0; --j) {
+          displs[static_cast<std::size_t>(j)] = at;
+          at += counts[static_cast<std::size_t>(j)] + 1;
+        }
+        c = make_vcall(a.coll, p, counts, displs, root, datatype_of<std::int32_t>(), ops::sum, algo{a.name});
+      }
       c.args.hierarchy = &h;
       const check_result r = run_check(c, executor_kind::sequential);
       if (!r.verified || !r.difference.empty()) {
@@ -118,6 +130,10 @@ TEST_SUITE("hierarchy") {
       for (const algorithm* a : hierarchical_algorithms()) {
         call c = make_call(a->coll, p, a->coll == collective::barrier ? 0 : 9, p - 1, datatype_of<std::int32_t>(),
                            ops::sum, algo{a->name});
+        if (has_vector_counts(a->coll)) {
+          const std::vector<std::uint64_t> counts(static_cast<std::size_t>(p), 3);
+          c = make_vcall(a->coll, p, counts, {}, p - 1, datatype_of<std::int32_t>(), ops::sum, algo{a->name});
+        }
         const check_result r = run_check(c, executor_kind::sequential);
         CHECK_MESSAGE(r.verified, r.difference);
         CHECK_MESSAGE(r.difference.empty(), r.difference);
@@ -171,6 +187,10 @@ TEST_SUITE("hierarchy") {
                   wrong[c.rank()] += r[static_cast<std::size_t>(i)] != 1000 * ranks * (ranks - 1) / 2 + ranks * i;
             }
             c.barrier({"hierarchical"});
+            std::vector<std::int64_t> mine{c.rank(), 2 * c.rank()}, all(2 * static_cast<std::size_t>(c.size()));
+            c.allgather(mine, all, {"hierarchical"});
+            for (int j = 0; j < c.size(); ++j)
+              wrong[c.rank()] += all[2 * static_cast<std::size_t>(j)] != j || all[2 * static_cast<std::size_t>(j) + 1] != 2 * j;
             // A sub-comm has the hierarchy of its own ranks: one package's ranks see NUMA only.
             comm pkg = c.split_type(domain::package);
             std::vector<std::int64_t> one{1}, count{0};

@@ -35,7 +35,7 @@ schedule build(const coll_args& a, int rank) {
   // In place on the partials; one tree for every leader (the generalized allreduce with
   // removed steps reduces along shifted trees, which for p not a power of two give the
   // ranks different last bits): every rank ends with the same bits.
-  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0, [](coll_args& b) {
+  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0, [](coll_args& b, const std::vector<int>&) {
     b.in_place = true;
     b.params.removed_steps = 0;
   });

@@ -29,9 +29,11 @@ struct hierarchy_phase {
   int leader_index = 0;  // the leader's group rank
   const cost_model* cost = nullptr;
   int largest = 1;  // the largest group at this level (for costing)
-  // Every group's (size, leader's group rank) at this level, each once: every rank pads the
-  // phase to the longest of their schedules.
-  std::vector<std::pair<int, int>> shapes;
+  // Every group at this level (members ascending) and its leader's group rank: every rank
+  // pads the phase to the longest of their schedules, and the v-collectives' phases size
+  // their blocks by who is in which group.
+  std::vector<std::vector<int>> groups;
+  std::vector<int> leads;
 };
 
 // Innermost first, the top group last. Phases whose groups have one rank everywhere
@@ -59,14 +61,14 @@ inline std::vector<hierarchy_phase> phases_up(const coll_args& a, int rank, int 
       const int lead = at_root == members.end() ? 0 : static_cast<int>(at_root - members.begin());
       leaders.push_back(members[static_cast<std::size_t>(lead)]);
       largest = std::max(largest, static_cast<int>(members.size()));
-      const std::pair<int, int> shape{static_cast<int>(members.size()), lead};
-      if (std::find(mine.shapes.begin(), mine.shapes.end(), shape) == mine.shapes.end()) mine.shapes.push_back(shape);
       const auto me = std::find(members.begin(), members.end(), rank);
       if (me != members.end()) {
         mine.group.index = static_cast<int>(me - members.begin());
-        mine.group.members = std::move(members);
+        mine.group.members = members;
         mine.leader_index = lead;
       }
+      mine.groups.push_back(std::move(members));
+      mine.leads.push_back(lead);
     }
     std::sort(leaders.begin(), leaders.end());
     participants = std::move(leaders);
@@ -82,7 +84,8 @@ inline std::vector<hierarchy_phase> phases_up(const coll_args& a, int rank, int 
   const auto at_root = std::find(participants.begin(), participants.end(), root);
   top.leader_index = at_root == participants.end() ? 0 : static_cast<int>(at_root - participants.begin());
   top.largest = static_cast<int>(participants.size());
-  top.shapes.emplace_back(top.largest, top.leader_index);
+  top.groups.push_back(participants);
+  top.leads.push_back(top.leader_index);
   out.push_back(std::move(top));
   return out;
 }
@@ -132,10 +135,11 @@ inline const algorithm& phase_algorithm(collective c, const coll_args& b, const 
 // rank of every group needs it, so it is remembered per call (a bounded memo: schedules are
 // built on a cache miss only, but p ranks build at once).
 inline std::size_t longest_phase(const algorithm& x, const coll_args& b) {
-  using key = std::tuple<const algorithm*, collective, int, int, std::uint64_t, bool, bool, std::size_t>;
+  using key = std::tuple<const algorithm*, collective, int, int, std::uint64_t, bool, bool, std::size_t,
+                         std::vector<std::uint64_t>, std::vector<std::uint64_t>>;
   static std::mutex guard;
   static std::map<key, std::size_t> memo;
-  const key k{&x, b.coll, b.p, b.root, b.count, b.commutative, b.in_place, b.elem_size};
+  const key k{&x, b.coll, b.p, b.root, b.count, b.commutative, b.in_place, b.elem_size, b.counts, b.displs};
   {
     std::lock_guard lock(guard);
     if (const auto it = memo.find(k); it != memo.end()) return it->second;
@@ -152,30 +156,31 @@ inline std::size_t longest_phase(const algorithm& x, const coll_args& b) {
 // leader the root where `c` is rooted), this rank's part placed by `at` if it is in a group
 // of more than one rank. With `pad`, every rank then spends the longest group's rounds on
 // it, so that the next phase starts at the same round everywhere; the last phase of a
-// schedule needs none. `prepare` adjusts the phase's call (in place, ...).
+// schedule needs none. `prepare(b, members)` adjusts a group's phase call (in place, a
+// v-collective's counts by its members ...).
 template <class Prepare>
 void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph, collective c, std::uint64_t count,
                const phase_place& at, bool pad, Prepare prepare) {
-  const auto call_of = [&](int size, int leader) {
-    coll_args b = phase_args(a, c, size, count, is_rooted(c) ? leader : 0);
-    prepare(b);
+  const auto call_of = [&](const std::vector<int>& members, int leader) {
+    coll_args b = phase_args(a, c, static_cast<int>(members.size()), count, is_rooted(c) ? leader : 0);
+    prepare(b, members);
     return b;
   };
   std::size_t length = 0;
   if (pad)
-    for (const auto& [size, leader] : ph.shapes)
-      if (size > 1) {
-        const coll_args b = call_of(size, leader);
+    for (std::size_t g = 0; g < ph.groups.size(); ++g)
+      if (ph.groups[g].size() > 1) {
+        const coll_args b = call_of(ph.groups[g], ph.leads[g]);
         length = std::max(length, longest_phase(phase_algorithm(c, b, ph, a.hierarchy), b));
       }
   if (ph.group.index < 0 || ph.group.members.size() < 2) return idle_rounds(s, length);
-  const coll_args b = call_of(static_cast<int>(ph.group.members.size()), ph.leader_index);
+  const coll_args b = call_of(ph.group.members, ph.leader_index);
   const algorithm& x = phase_algorithm(c, b, ph, a.hierarchy);
   append_phase(s, x.build(b, ph.group.index), ph.group.members, at, length);
 }
 inline void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph, collective c, std::uint64_t count,
                       const phase_place& at, bool pad) {
-  add_phase(s, a, ph, c, count, at, pad, [](coll_args&) {});
+  add_phase(s, a, ph, c, count, at, pad, [](coll_args&, const std::vector<int>&) {});
 }
 
 // The predicted time of phase call `b` of phase `ph` under the model `m`: its algorithm's cost.
