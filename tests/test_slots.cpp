@@ -8,10 +8,11 @@
 // collective takes it. Long runs of calls on one team without barriers -- mixed with message
 // and direct algorithms, with ranks that run ahead (message roots, rooted slots calls),
 // blocking, nonblocking and persistent -- so that a payload overwritten too early would
-// show, and one hand-built case that shows it deterministically. The refusal of calls whose
-// payload exceeds fence_payload_capacity(p) (requested by name, on threads, in hand-built
-// schedules) and "auto" passing over slots for them. The verifier on every slots schedule
-// set and on hand-built schedules that break the payload rules.
+// show, and two cases that show such races deterministically (one hand-built, one of
+// nonblocking calls ordered by messages: a counter fence filled early). The refusal of
+// calls whose payload exceeds fence_payload_capacity(p) (requested by name, on threads, in
+// hand-built schedules) and "auto" passing over slots for them. The verifier on every slots
+// schedule set and on hand-built schedules that break the payload rules.
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -626,6 +627,64 @@ TEST_CASE("slots: 24 nonblocking slots calls outstanding at once (more than the 
     INFO("p=", p);
     if (run_requests(p, batches))
       for (const auto& batch : batches) check_jobs(batch);
+  }
+}
+
+TEST_CASE("slots: a rank that waits for the root alone comes back to the call slot before a late rank arrived") {
+  // Deterministic, by point-to-point messages between nonblocking calls: two slots gathers
+  // to root 0, 16 calls apart (one call slot), 15 linear bcasts between them. The middle
+  // ranks wait for their first gather (which waits for the root alone), start the bcasts
+  // and the second gather, and tell the root; the last rank starts its calls only once the
+  // root has heard from them all and tested its first gather. That gather must not end
+  // before the last rank has arrived with its block: in a counter-fence team (p > 8) the
+  // middle ranks' arrivals at the slot's next fence once filled the count of this one, and
+  // the root read the last rank's fence line before it was written.
+  const std::uint64_t n = 4;
+  for (int p : {4, 9, 13}) {
+    const int late = p - 1;
+    std::vector<std::int32_t> first(n * p, -1), second(n * p, -1);
+    bool root_passed_early = false;
+    run_team(p, [&](comm& cm) {
+      const int r = cm.rank();
+      std::vector<std::int32_t> in1(n), in2(n), token(1, r), scratch(n * p);
+      std::vector<std::vector<std::int32_t>> values(15, std::vector<std::int32_t>(1, 7));
+      for (std::uint64_t i = 0; i < n; ++i) {
+        in1[i] = static_cast<std::int32_t>(1000 * r + i + 1);
+        in2[i] = static_cast<std::int32_t>(-1000 * r - i - 1);
+      }
+      std::vector<std::int32_t>& out1 = r == 0 ? first : scratch;
+      std::vector<std::int32_t>& out2 = r == 0 ? second : scratch;
+      std::vector<request> requests;
+      auto start_rest = [&] {  // the bcasts and the second gather
+        for (auto& v : values) requests.push_back(cm.ibcast(v, 0, {"linear"}));
+        requests.push_back(cm.igather(in2, out2, 0, {"direct"}));
+      };
+      if (r == late) {
+        cm.recv(0, token);
+        requests.push_back(cm.igather(in1, out1, 0, {"slots"}));
+        start_rest();
+      } else if (r == 0) {
+        requests.push_back(cm.igather(in1, out1, 0, {"slots"}));
+        for (int w = 1; w < late; ++w) cm.recv(w, token);
+        root_passed_early = requests[0].test();
+        cm.send(late, token);
+        start_rest();
+      } else {
+        request g = cm.igather(in1, out1, 0, {"slots"});
+        g.wait();
+        start_rest();
+        cm.send(0, token);
+      }
+      wait_all(requests);
+    });
+    INFO("p=", p);
+    CHECK_FALSE(root_passed_early);
+    for (int j = 0; j < p; ++j)
+      for (std::uint64_t i = 0; i < n; ++i) {
+        INFO("rank ", j, " element ", i);
+        CHECK(first[j * n + i] == static_cast<std::int32_t>(1000 * j + i + 1));
+        CHECK(second[j * n + i] == static_cast<std::int32_t>(-1000 * j - i - 1));
+      }
   }
 }
 

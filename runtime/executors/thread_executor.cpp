@@ -304,14 +304,31 @@ bool slot_busy(const engine& e, const operation& op) {
   return false;
 }
 
-// A payload goes into the line of the slot's next fence, which held the payload of the
-// fence before the last one. After a full fence every rank has finished reading that (it
-// read it before meeting the last fence); after one that waited for less, wait until
-// every rank has met the last fence.
-bool payload_line_free(const engine& e, const operation& op) {
+// Whether every rank has met this rank's last fence of the operation's call slot: a full
+// fence, which this rank passed, or one that waited for less and that the others have met
+// since.
+bool last_fence_met_by_all(const engine& e, const operation& op) {
   const std::size_t slot = op.tag.call % call_slots;
   const rank_slot& me = e.t.slots[e.me];
   return !me.last_fence_partial[slot] || fence_met_by_all(e, slot, me.fences_met[slot]);
+}
+
+// A payload goes into the line of the slot's next fence, which held the payload of the
+// fence before the last one. Once every rank has met the last fence, every rank has
+// finished reading that (it read it before meeting the last fence).
+bool payload_line_free(const engine& e, const operation& op) { return last_fence_met_by_all(e, op); }
+
+// Whether this rank may arrive at the next fence of the operation's call slot. A counter
+// fence (teams above flag_fence_ranks) counts arrivals, not whose: the j-th fence is passed
+// at j * p arrivals only if no rank can arrive at fence j + 1 before every rank has arrived
+// at j. A rank that left fence j waiting for one rank or none (schedule::fence_for) may
+// come back to the slot (its next call there, one without a payload, which
+// payload_line_free does not hold back) while another rank has not reached fence j yet:
+// its arrival would then fill fence j's count, and a rank waiting there for all would pass
+// it and read a payload not yet written. So it arrives only once fence j's count is full.
+// Flag fences compare each rank's own count and need no such wait.
+bool counter_fence_open(const engine& e, const operation& op) {
+  return e.t.p <= flag_fence_ranks || last_fence_met_by_all(e, op);
 }
 
 }  // namespace
@@ -419,6 +436,7 @@ bool advance(engine& e, operation& op) {
     }
     if (rd && rd->fence) {
       if (!op.fence_arrived) {
+        if (!counter_fence_open(e, op)) return moved;
         arrive_at_fence(e, op, *rd);
         op.fence_arrived = moved = true;
       }
