@@ -170,9 +170,12 @@ const rank_hierarchy* detail::hierarchy_of(team_state& t) {
       hierarchy_level v;
       v.name = std::string(name(d));
       v.domain.resize(static_cast<std::size_t>(t.p));
+      // Each rank where compact binding puts it (team rank r on core r mod cores), not where
+      // it is bound: other ranks may still be attaching (binding themselves) when the first
+      // call makes the hierarchy, and the hierarchy must not depend on who came first.
       for (int r = 0; r < t.p; ++r)
         v.domain[static_cast<std::size_t>(r)] =
-            table.of_core[static_cast<std::size_t>(core_of(t, t.world_rank(r), table))][static_cast<int>(d)];
+            table.of_core[static_cast<std::size_t>(t.world_rank(r) % table.cores)][static_cast<int>(d)];
       if (!refines(v.domain, outer)) continue;
       // Until `ranklab tune` fits each level: each level in half the alpha and beta of the
       // one out (docs/hierarchy.md).

@@ -55,7 +55,8 @@ schedule build(const coll_args& a, int rank) {
   const std::size_t top = phases.size() - 1;
   for (std::size_t i = 0; i <= top; ++i) {
     const hierarchy_phase& ph = phases[i];
-    const bool leads = ph.group.members.size() > 1 && (i == top ? ph.group.index >= 0 : ph.group.index == ph.leader_index);
+    const bool leads =
+        ph.group.members.size() > 1 && (i == top ? ph.group.index >= 0 : ph.group.index == ph.leader_index);
     detail::add_phase(s, a, ph, i == top ? collective::allgatherv : collective::gatherv, 0, into_gathered,
                       i < top || top > 0, counts_of);
     merge(ph);
@@ -65,7 +66,8 @@ schedule build(const coll_args& a, int rank) {
     }
   }
   const region whole{packed, 0, total};
-  for (std::size_t i = top; i-- > 0;) detail::add_phase(s, a, phases[i], collective::bcast, total, {whole, whole}, true);
+  for (std::size_t i = top; i-- > 0;)
+    detail::add_phase(s, a, phases[i], collective::bcast, total, {whole, whole}, true);
   // Every block to its place.
   std::uint64_t at = 0;
   for (int j : held[static_cast<std::size_t>(phases[top].group.members.front())]) {
@@ -77,31 +79,24 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  coll_args sized = a;
-  sized.elem_size = elem;
   const std::uint64_t total = total_count(a);
-  const std::size_t levels = a.hierarchy ? a.hierarchy->levels.size() : 0;
-  return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
+  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
+  return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
     // Each of the level's participants holding an equal share of the blocks.
     std::uint64_t members = 0;
     for (const auto& g : ph.groups) members += g.size();
     const std::uint64_t share = members ? (total + members - 1) / members : 0;
-    if (ph.level == static_cast<int>(levels))
-      return detail::phase_cost(collective::allgather,
-                                detail::phase_args(sized, collective::allgather, ph.largest, share), ph, a.hierarchy,
-                                level);
-    return detail::phase_cost(collective::gather, detail::phase_args(sized, collective::gather, ph.largest, share),
-                              ph, a.hierarchy, level) +
-           detail::phase_cost(collective::bcast, detail::phase_args(sized, collective::bcast, ph.largest, total), ph,
-                              a.hierarchy, level);
+    if (ph.level == top) return cost_of(collective::allgather, share);
+    return cost_of(collective::gather, share) + cost_of(collective::bcast, total);
   });
 }
 
 const algorithm info{
     .name = "hierarchical",
     .serves = {collective::allgather, collective::allgatherv},
-    .summary = "gatherv in each domain, then among the leaders level by level, allgatherv among the outermost "
-               "leaders, bcast back; blocks packed; each phase the cheapest one-ported algorithm of its level",
+    .summary =
+        "gatherv in each domain, then among the leaders level by level, allgatherv among the outermost "
+        "leaders, bcast back; blocks packed; each phase the cheapest one-ported algorithm of its level",
     .hierarchical = true,
     .composition = "gatherv per level + allgatherv (top) + bcast per level (Sistare et al. SC 1999; Open MPI han)",
     .build = build,

@@ -35,25 +35,20 @@ schedule build(const coll_args& a, int rank) {
   // In place on the partials; one tree for every leader (the generalized allreduce with
   // removed steps reduces along shifted trees, which for p not a power of two give the
   // ranks different last bits): every rank ends with the same bits.
-  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0, [](coll_args& b, const std::vector<int>&) {
-    b.in_place = true;
-    b.params.removed_steps = 0;
-  });
+  detail::add_phase(s, a, phases[top], collective::allreduce, a.count, {out, out}, top > 0,
+                    [](coll_args& b, const std::vector<int>&) {
+                      b.in_place = true;
+                      b.params.removed_steps = 0;
+                    });
   for (std::size_t i = top; i-- > 0;) detail::add_phase(s, a, phases[i], collective::bcast, a.count, {out, out}, i > 0);
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  coll_args sized = a;
-  sized.elem_size = elem;
-  return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
-    if (ph.level == static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0))
-      return detail::phase_cost(collective::allreduce, phase_args(sized, collective::allreduce, ph.largest, a.count),
-                                ph, a.hierarchy, level);
-    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), ph,
-                              a.hierarchy, level) +
-           detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), ph,
-                              a.hierarchy, level);
+  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
+  return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
+    if (ph.level == top) return cost_of(collective::allreduce, a.count);
+    return cost_of(collective::reduce, a.count) + cost_of(collective::bcast, a.count);
   });
 }
 

@@ -26,12 +26,9 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const std::size_t levels = a.hierarchy ? a.hierarchy->levels.size() : 0;
-  return detail::hierarchy_cost(a, m, [&](const hierarchy_phase& ph, const cost_model& level) {
-    coll_args b = phase_args(a, collective::barrier, ph.largest, 0);
-    b.elem_size = elem;
-    const double once = detail::phase_cost(collective::barrier, b, ph, a.hierarchy, level);
-    return ph.level == static_cast<int>(levels) ? once : 2 * once;
+  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
+  return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
+    return (ph.level == top ? 1 : 2) * cost_of(collective::barrier, 0);
   });
 }
 

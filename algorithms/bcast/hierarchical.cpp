@@ -25,12 +25,8 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  coll_args sized = a;
-  sized.elem_size = elem;
-  return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
-    return detail::phase_cost(collective::bcast, phase_args(sized, collective::bcast, ph.largest, a.count), ph,
-                              a.hierarchy, level);
-  });
+  return detail::hierarchy_cost(
+      a, elem, m, [&](const hierarchy_phase&, auto cost_of) { return cost_of(collective::bcast, a.count); });
 }
 
 const algorithm info{

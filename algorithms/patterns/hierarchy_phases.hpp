@@ -183,22 +183,25 @@ inline void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph
   add_phase(s, a, ph, c, count, at, pad, [](coll_args&, const std::vector<int>&) {});
 }
 
-// The predicted time of phase call `b` of phase `ph` under the model `m`: its algorithm's cost.
-inline double phase_cost(collective c, const coll_args& b, const hierarchy_phase& ph, const rank_hierarchy* h,
-                         const cost_model& m) {
-  const algorithm& x = phase_algorithm(c, b, ph, h);
-  return x.cost ? x.cost(b, b.elem_size, m) : 0.0;
-}
-
-// The cost of the phases `per_level(phase)` names at every level, each at its largest group:
-// a hierarchical algorithm's cost is its slowest group's at every phase, phase after phase.
-// Without a hierarchy the top phase runs under `flat` (the model the caller costs with).
+// A hierarchical algorithm's predicted time for `a` with elements of `elem` bytes: its
+// slowest group's at every phase, phase after phase. per_level(phase, model, cost_of) returns
+// a phase's time, where cost_of(c, count) is collective c's on `count` elements per rank in
+// the level's largest group, run by the phase's algorithm under the level's model. Without a
+// hierarchy the one phase runs under `flat` (the model the caller costs with).
 template <class F>
-double hierarchy_cost(const coll_args& a, const cost_model& flat, F per_level) {
+double hierarchy_cost(const coll_args& a, std::size_t elem, const cost_model& flat, F per_level) {
+  coll_args sized = a;
+  sized.elem_size = elem;
   double t = 0;
-  for (const hierarchy_phase& ph : phases_up(a, 0)) {
+  for (const hierarchy_phase& ph : phases_up(sized, 0)) {
+    if (ph.largest < 2) continue;
     const cost_model& m = a.hierarchy ? *ph.cost : flat;
-    if (ph.largest > 1) t += per_level(ph, m);
+    const auto cost_of = [&](collective c, std::uint64_t count) {
+      const coll_args b = phase_args(sized, c, ph.largest, count);
+      const algorithm& x = phase_algorithm(c, b, ph, a.hierarchy);
+      return x.cost ? x.cost(b, elem, m) : 0.0;
+    };
+    t += per_level(ph, cost_of);
   }
   return t;
 }

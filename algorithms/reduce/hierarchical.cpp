@@ -34,12 +34,8 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  coll_args sized = a;
-  sized.elem_size = elem;
-  return detail::hierarchy_cost(sized, m, [&](const hierarchy_phase& ph, const cost_model& level) {
-    return detail::phase_cost(collective::reduce, phase_args(sized, collective::reduce, ph.largest, a.count), ph,
-                              a.hierarchy, level);
-  });
+  return detail::hierarchy_cost(
+      a, elem, m, [&](const hierarchy_phase&, auto cost_of) { return cost_of(collective::reduce, a.count); });
 }
 
 const algorithm info{

@@ -23,7 +23,8 @@ const domain_table& domains_for(const std::string& synthetic);
 
 struct team_state;
 // The domains of the ranks of comm `t` (its team's topology: the machine's or the synthetic
-// one), as levels package, NUMA node, L3 cache, outermost first, for the hierarchical
+// one; team rank r counted on core r mod cores, as compact binding places it), as levels
+// package, NUMA node, L3 cache, outermost first, for the hierarchical
 // algorithms; a level that splits the ranks no further than the level out (or not at
 // all), or that does not nest in it, is left out. nullptr when no level is left (one
 // domain holds every rank). Made once per comm (comm_split.cpp).
