@@ -189,6 +189,12 @@ TEST_SUITE("hierarchy") {
             c.barrier({"hierarchical"});
             std::vector<std::int64_t> mine{c.rank(), 2 * c.rank()}, all(2 * static_cast<std::size_t>(c.size()));
             c.allgather(mine, all, {"hierarchical"});
+            const int last = c.size() - 1;
+            std::vector<std::int64_t> at_root(c.rank() == last ? all.size() : 0), back(2);
+            c.gather(mine, at_root, last, {"hierarchical"});
+            if (c.rank() == last) wrong[c.rank()] += at_root != all;
+            c.scatter(at_root, back, last, {"hierarchical"});
+            wrong[c.rank()] += back != mine;
             for (int j = 0; j < c.size(); ++j)
               wrong[c.rank()] += all[2 * static_cast<std::size_t>(j)] != j || all[2 * static_cast<std::size_t>(j) + 1] != 2 * j;
             // A sub-comm has the hierarchy of its own ranks: one package's ranks see NUMA only.

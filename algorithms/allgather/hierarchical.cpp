@@ -19,49 +19,29 @@
 namespace ranklab {
 namespace {
 
+using detail::block_elements;
 using detail::hierarchy_phase;
-
-std::uint64_t elements(const coll_args& a, const std::vector<int>& ranks) {
-  std::uint64_t n = 0;
-  for (int j : ranks) n += block_count(a, j);
-  return n;
-}
 
 schedule build(const coll_args& a, int rank) {
   const buffer_extent ext = buffer_extents(a, rank);
   schedule s(rank, a.p, ext.in, ext.out);
   const std::uint64_t total = total_count(a);
   const std::vector<hierarchy_phase> phases = detail::phases_up(a, rank);
-  // Whose blocks each rank's packed buffer holds so far, in their packed order: at first
-  // its own; a leader's, after each level, its group's in group order.
-  std::vector<std::vector<int>> held(static_cast<std::size_t>(a.p));
-  for (int r = 0; r < a.p; ++r) held[static_cast<std::size_t>(r)] = {r};
+  const auto held = detail::held_blocks(a.p, phases);
   const buffer_id packed = s.scratch(total);    // this rank's blocks so far, packed
   const buffer_id gathered = s.scratch(total);  // a phase's result
   s.copy(region{in_buffer, 0, block_count(a, rank)}, region{packed, 0, block_count(a, rank)});
-  const auto counts_of = [&](coll_args& b, const std::vector<int>& members) {
-    b.counts.clear();
-    for (int m : members) b.counts.push_back(elements(a, held[static_cast<std::size_t>(m)]));
-  };
-  const auto merge = [&](const hierarchy_phase& ph) {
-    for (std::size_t g = 0; g < ph.groups.size(); ++g) {
-      std::vector<int> all;
-      for (int m : ph.groups[g])
-        all.insert(all.end(), held[static_cast<std::size_t>(m)].begin(), held[static_cast<std::size_t>(m)].end());
-      held[static_cast<std::size_t>(ph.groups[g][static_cast<std::size_t>(ph.leads[g])])] = std::move(all);
-    }
-  };
   const detail::phase_place into_gathered{region{packed, 0, 0}, region{gathered, 0, 0}};
   const std::size_t top = phases.size() - 1;
   for (std::size_t i = 0; i <= top; ++i) {
     const hierarchy_phase& ph = phases[i];
-    const bool leads =
-        ph.group.members.size() > 1 && (i == top ? ph.group.index >= 0 : ph.group.index == ph.leader_index);
     detail::add_phase(s, a, ph, i == top ? collective::allgatherv : collective::gatherv, 0, into_gathered,
-                      i < top || top > 0, counts_of);
-    merge(ph);
-    if (leads) {
-      const std::uint64_t n = elements(a, held[static_cast<std::size_t>(i == top ? ph.group.members.front() : rank)]);
+                      i < top || top > 0, detail::counts_held(a, held[i]));
+    const bool receives =
+        ph.group.members.size() > 1 && (i == top ? ph.group.index >= 0 : ph.group.index == ph.leader_index);
+    if (receives) {
+      const std::uint64_t n = block_elements(
+          a, held[i + 1][static_cast<std::size_t>(ph.group.members[static_cast<std::size_t>(ph.leader_index)])]);
       s.copy(region{gathered, 0, n}, region{packed, 0, n});
     }
   }
@@ -70,7 +50,8 @@ schedule build(const coll_args& a, int rank) {
     detail::add_phase(s, a, phases[i], collective::bcast, total, {whole, whole}, true);
   // Every block to its place.
   std::uint64_t at = 0;
-  for (int j : held[static_cast<std::size_t>(phases[top].group.members.front())]) {
+  for (int j : held[top + 1][static_cast<std::size_t>(
+           phases[top].group.members[static_cast<std::size_t>(phases[top].leader_index)])]) {
     const std::uint64_t n = block_count(a, j);
     s.copy(region{packed, at, n}, region{out_buffer, block_offset(a, j), n});
     at += n;

@@ -183,6 +183,44 @@ inline void add_phase(schedule& s, const coll_args& a, const hierarchy_phase& ph
   add_phase(s, a, ph, c, count, at, pad, [](coll_args&, const std::vector<int>&) {});
 }
 
+// Blocks gathered up the hierarchy, packed (allgather, gather; scatter in reverse): held[i][r]
+// lists, in packed order, the ranks whose blocks rank r holds before phase i; at first each
+// rank its own; after a phase, each group's leader its members' in group order.
+// held[phases.size()] is after the last phase: the top group's leader holds every block.
+inline std::vector<std::vector<std::vector<int>>> held_blocks(int p, const std::vector<hierarchy_phase>& phases) {
+  std::vector<std::vector<std::vector<int>>> held(phases.size() + 1);
+  held[0].resize(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) held[0][static_cast<std::size_t>(r)] = {r};
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    held[i + 1] = held[i];
+    const hierarchy_phase& ph = phases[i];
+    for (std::size_t g = 0; g < ph.groups.size(); ++g) {
+      std::vector<int> all;
+      for (int m : ph.groups[g]) {
+        const std::vector<int>& h = held[i][static_cast<std::size_t>(m)];
+        all.insert(all.end(), h.begin(), h.end());
+      }
+      held[i + 1][static_cast<std::size_t>(ph.groups[g][static_cast<std::size_t>(ph.leads[g])])] = std::move(all);
+    }
+  }
+  return held;
+}
+
+// The elements of the blocks of `ranks`.
+inline std::uint64_t block_elements(const coll_args& a, const std::vector<int>& ranks) {
+  std::uint64_t n = 0;
+  for (int j : ranks) n += block_count(a, j);
+  return n;
+}
+
+// A v-collective phase's counts: each member's blocks in `held` (prepare for add_phase).
+inline auto counts_held(const coll_args& a, const std::vector<std::vector<int>>& held) {
+  return [&a, &held](coll_args& b, const std::vector<int>& members) {
+    b.counts.clear();
+    for (int m : members) b.counts.push_back(block_elements(a, held[static_cast<std::size_t>(m)]));
+  };
+}
+
 // A hierarchical algorithm's predicted time for `a` with elements of `elem` bytes: its
 // slowest group's at every phase, phase after phase. per_level(phase, model, cost_of) returns
 // a phase's time, where cost_of(c, count) is collective c's on `count` elements per rank in

@@ -1,0 +1,74 @@
+// Scatter and scatterv over a hierarchy of domains (ranklab/hierarchy.hpp,
+// docs/hierarchy.md): the root packs the blocks in the order of the domains, sends each
+// leader of an outermost domain that domain's blocks, and each leader passes on to the
+// leaders one level in theirs, and so on down to the ranks of the innermost domains: the
+// gather's groups in reverse (patterns/hierarchy_phases.hpp, held_blocks). The SMP-aware
+// scatter of Sistare, vandeVaart and Loh, "Optimization of MPI Collectives on Clusters of
+// Large-Scale SMP's" (SC 1999). Each phase is a registered one-ported scatterv, the
+// cheapest under its level's cost model or the one named.
+// Rounds: the sum of the phases'. Cost: sum over the levels (the top's included) of scatterv
+// of the level's share of the blocks, each under its level's model.
+#include <vector>
+
+#include "patterns/hierarchy_phases.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+using detail::block_elements;
+using detail::hierarchy_phase;
+
+schedule build(const coll_args& a, int rank) {
+  const buffer_extent ext = buffer_extents(a, rank);
+  schedule s(rank, a.p, ext.in, ext.out);
+  const std::uint64_t total = total_count(a);
+  const std::vector<hierarchy_phase> phases = detail::phases_up(a, rank, a.root);
+  const auto held = detail::held_blocks(a.p, phases);
+  const buffer_id packed = s.scratch(total);    // the blocks this rank passes on, packed
+  const buffer_id received = s.scratch(total);  // a phase's result
+  if (rank == a.root) {                         // every block from its place, in the order the phases hand them down
+    std::uint64_t at = 0;
+    for (int j : held[phases.size()][static_cast<std::size_t>(rank)]) {
+      const std::uint64_t n = block_count(a, j);
+      s.copy(region{in_buffer, block_offset(a, j), n}, region{packed, at, n});
+      at += n;
+    }
+  }
+  for (std::size_t i = phases.size(); i-- > 0;) {  // the top group first, then inwards
+    const hierarchy_phase& ph = phases[i];
+    detail::add_phase(s, a, ph, collective::scatterv, 0, {region{packed, 0, 0}, region{received, 0, 0}}, i > 0,
+                      detail::counts_held(a, held[i]));
+    if (ph.group.members.size() > 1 && ph.group.index >= 0) {
+      const std::uint64_t n = block_elements(a, held[i][static_cast<std::size_t>(rank)]);
+      s.copy(region{received, 0, n}, region{packed, 0, n});
+    }
+  }
+  s.copy(region{packed, 0, block_count(a, rank)}, region{out_buffer, 0, block_count(a, rank)});
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const std::uint64_t total = total_count(a);
+  return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
+    std::uint64_t members = 0;  // each of the level's participants receiving an equal share
+    for (const auto& g : ph.groups) members += g.size();
+    return cost_of(collective::scatter, members ? (total + members - 1) / members : 0);
+  });
+}
+
+const algorithm info{
+    .name = "hierarchical",
+    .serves = {collective::scatter, collective::scatterv},
+    .summary =
+        "scatterv from the root among the outermost leaders, then in each domain inwards; blocks "
+        "packed; each phase the cheapest one-ported scatterv under its level's cost model",
+    .hierarchical = true,
+    .composition = "scatterv per level, outermost first (Sistare et al. SC 1999)",
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab
