@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "patterns/hierarchy_phases.hpp"
@@ -242,5 +243,30 @@ TEST_SUITE("hierarchy") {
     noncommutative.commutative = false;
     CHECK_THROWS_WITH_AS(detail::phase_algorithm(collective::allreduce, noncommutative, phases[1], &h),
                          doctest::Contains("circulant"), usage_error);
+  }
+
+  TEST_CASE("deterministic mode on a synthetic topology: the same seed, the same trace") {
+    const auto traced = [](std::uint64_t seed) {
+      team_options o;
+      o.execution = execution_mode::fibers;
+      o.seed = seed;
+      o.trace = true;
+      o.topology = "package:2 numa:2 core:2";
+      team t(8, o);
+      run(t, [](comm& c) {
+        std::vector<std::int32_t> v{c.rank(), 1}, w(2);
+        request r = c.iallreduce(v, w, ops::sum, {"hierarchical"});
+        c.bcast(v, 5, {"hierarchical"});
+        r.wait();
+        comm numa = c.split_type(domain::numa);
+        numa.allreduce(v, w, ops::max, {"hierarchical"});
+      });
+      std::vector<std::tuple<int, std::uint32_t, std::uint32_t, std::uint32_t, int, int, std::uint64_t>> out;
+      for (const trace_event& e : t.trace()) out.emplace_back(e.rank, e.comm, e.call, e.round, e.to, e.from, e.begin_ns);
+      return out;
+    };
+    const auto first = traced(7);
+    CHECK(!first.empty());
+    CHECK(traced(7) == first);
   }
 }
