@@ -45,6 +45,7 @@ int check_on(const algorithm& a, const rank_hierarchy& h, int p, const std::stri
           displs[static_cast<std::size_t>(j)] = at;
           at += counts[static_cast<std::size_t>(j)] + 1;
         }
+        if (a.coll == collective::reduce_scatter) displs.clear();  // no displacements in reduce_scatter
         c = make_vcall(a.coll, p, counts, displs, root, datatype_of<std::int32_t>(), ops::sum, algo{a.name});
       }
       c.args.hierarchy = &h;
@@ -196,6 +197,11 @@ TEST_SUITE("hierarchy") {
             if (c.rank() == last) wrong[c.rank()] += at_root != all;
             c.scatter(at_root, back, last, {"hierarchical"});
             wrong[c.rank()] += back != mine;
+            // Block j of every rank's vector is j + rank: block j's sum at rank j.
+            std::vector<std::int64_t> vec(static_cast<std::size_t>(c.size())), blk(1);
+            for (int j = 0; j < c.size(); ++j) vec[static_cast<std::size_t>(j)] = j + c.rank();
+            c.reduce_scatter_block(vec, blk, ops::sum, {"hierarchical"});
+            wrong[c.rank()] += blk[0] != ranks * c.rank() + ranks * (ranks - 1) / 2;
             for (int j = 0; j < c.size(); ++j)
               wrong[c.rank()] += all[2 * static_cast<std::size_t>(j)] != j || all[2 * static_cast<std::size_t>(j) + 1] != 2 * j;
             // A sub-comm has the hierarchy of its own ranks: one package's ranks see NUMA only.

@@ -1,0 +1,94 @@
+// Reduce_scatter and reduce_scatter_block over a hierarchy of domains (ranklab/hierarchy.hpp,
+// docs/hierarchy.md): every rank lays its vector out in the order of the domains (the
+// blocks of one domain next to each other: patterns/hierarchy_phases.hpp, held_blocks);
+// the whole vector is reduced to the leader in each innermost domain, then among the
+// leaders level by level, as the hierarchical reduce does; a reduce_scatter among the
+// leaders of the outermost domains leaves each the reduced blocks of its domain; and those
+// are scattered back down the domains to their ranks. The leader-based reduce-scatter of
+// the SMP-aware collectives (Sistare, vandeVaart and Loh, "Optimization of MPI Collectives on
+// Clusters of Large-Scale SMP's", SC 1999). Each phase (reduce, reduce_scatter, scatterv) is
+// a registered one-ported algorithm, the cheapest under its level's cost model or the one
+// named. Commutative operators only: a domain need not be a contiguous range of ranks.
+// Rounds: the sum of the phases'. Cost, with N the bytes of the vector: sum_l [reduce(N, d_l) +
+// scatterv(share, d_l)] under level l's model, plus reduce_scatter(N, top) under the top's.
+#include <vector>
+
+#include "patterns/hierarchy_phases.hpp"
+#include "ranklab/registry.hpp"
+
+namespace ranklab {
+namespace {
+
+using detail::block_elements;
+using detail::hierarchy_phase;
+
+schedule build(const coll_args& a, int rank) {
+  const buffer_extent ext = buffer_extents(a, rank);
+  schedule s(rank, a.p, ext.in, ext.out);
+  const std::uint64_t total = total_count(a);
+  const std::vector<hierarchy_phase> phases = detail::phases_up(a, rank);
+  const auto held = detail::held_blocks(a.p, phases);
+  const std::size_t top = phases.size() - 1;
+  const std::vector<int>& order =
+      held[top + 1]
+          [static_cast<std::size_t>(phases[top].group.members[static_cast<std::size_t>(phases[top].leader_index)])];
+  const region work{s.scratch(total), 0, total};     // this rank's vector in domain order, reduced so far
+  const region partial{s.scratch(total), 0, total};  // a reduce phase's result at its leader
+  const buffer_id part = s.scratch(total);           // the reduced blocks this rank holds, packed
+  const buffer_id received = s.scratch(total);       // a scatter phase's result
+  std::uint64_t at = 0;
+  for (int j : order) {
+    const std::uint64_t n = block_count(a, j);
+    s.copy(region{in_buffer, block_offset(a, j), n}, region{work.buffer, at, n});
+    at += n;
+  }
+  for (std::size_t i = 0; i < top; ++i) {
+    const hierarchy_phase& ph = phases[i];
+    detail::add_phase(s, a, ph, collective::reduce, total, {work, partial}, true);
+    if (ph.group.index == ph.leader_index && ph.group.members.size() > 1) s.copy(partial, work);
+  }
+  const hierarchy_phase& tp = phases[top];
+  detail::add_phase(s, a, tp, collective::reduce_scatter, 0, {work, region{part, 0, 0}}, top > 0,
+                    detail::counts_held(a, held[top]));
+  if (tp.group.members.size() < 2 && tp.group.index >= 0) s.copy(work, region{part, 0, total});  // one leader
+  for (std::size_t i = top; i-- > 0;) {
+    const hierarchy_phase& ph = phases[i];
+    detail::add_phase(s, a, ph, collective::scatterv, 0, {region{part, 0, 0}, region{received, 0, 0}}, i > 0,
+                      detail::counts_held(a, held[i]));
+    if (ph.group.members.size() > 1 && ph.group.index >= 0) {
+      const std::uint64_t n = block_elements(a, held[i][static_cast<std::size_t>(rank)]);
+      s.copy(region{received, 0, n}, region{part, 0, n});
+    }
+  }
+  s.copy(region{part, 0, block_count(a, rank)}, region{out_buffer, 0, block_count(a, rank)});
+  return s;
+}
+
+double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
+  const std::uint64_t total = total_count(a);
+  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
+  return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
+    std::uint64_t members = 0;  // each of the level's participants holding an equal share
+    for (const auto& g : ph.groups) members += g.size();
+    const std::uint64_t share = members ? (total + members - 1) / members : 0;
+    if (ph.level == top) return cost_of(collective::reduce_scatter_block, share);
+    return cost_of(collective::reduce, total) + cost_of(collective::scatter, share);
+  });
+}
+
+const algorithm info{
+    .name = "hierarchical",
+    .serves = {collective::reduce_scatter, collective::reduce_scatter_block},
+    .summary =
+        "the vector in domain order, reduced to the leaders level by level, reduce_scatter among the "
+        "outermost leaders, scatterv back; each phase the cheapest one-ported algorithm of its level",
+    .needs_commutative = true,
+    .hierarchical = true,
+    .composition = "reduce per level + reduce_scatter (top) + scatterv per level (Sistare et al. SC 1999)",
+    .build = build,
+    .cost = cost,
+};
+RANKLAB_REGISTER_ALGORITHM(info);
+
+}  // namespace
+}  // namespace ranklab
