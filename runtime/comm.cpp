@@ -16,7 +16,6 @@
 #include "detail/comm_state.hpp"
 #include "detail/engine.hpp"
 #include "detail/team_state.hpp"
-#include "detail/topology.hpp"
 #include "executors/progress_thread.hpp"
 #include "executors/schedule_cache.hpp"
 #include "executors/thread_executor.hpp"
@@ -78,10 +77,9 @@ std::shared_ptr<const cached_schedule> checked_schedule(team_state* t, comm_stat
   require_usable(t, state, rank, name(c.args.coll).data());
   comm_state& cs = *state;
   if (is_reduction(c.args.coll)) kernel_for(c.reduction, c.type);  // reject bad (op, type) early, on every rank
-  const rank_hierarchy* h = detail::hierarchy_of(*t);
   auto entry = c.args.in_place == detail::called_in_place(c, in, out)
-                   ? schedule_for(cs, c, rank, p, h)
-                   : schedule_for(cs, detail::as_called(c, in, out), rank, p, h);
+                   ? schedule_for(cs, c, rank, p, t)
+                   : schedule_for(cs, detail::as_called(c, in, out), rank, p, t);
   detail::require_buffers(c, rank, p, in, out);
   t->check_failure(rank, name(c.args.coll).data());
   cs.last_algo = entry->algo;

@@ -3,11 +3,14 @@
 // running them, so evicting one never frees a schedule in use.
 #include "executors/schedule_cache.hpp"
 
+#include "detail/topology.hpp"
+
 #include <algorithm>
 #include <string_view>
 #include <vector>
 
 #include "detail/comm_state.hpp"
+#include "detail/topology.hpp"
 #include "ranklab/errors.hpp"
 
 namespace ranklab::detail {
@@ -71,7 +74,7 @@ constexpr std::size_t cache_capacity = 16;
 }  // namespace
 
 std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p,
-                                                    const rank_hierarchy* hierarchy) {
+                                                    team_state* team) {
   auto it = std::find_if(cs.cache.begin(), cs.cache.end(), [&](const auto& e) { return matches(*e, c); });
   if (it != cs.cache.end()) {
     if (it != cs.cache.begin()) cs.cache.splice(cs.cache.begin(), cs.cache, it);
@@ -81,7 +84,6 @@ std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& 
   args.p = p;
   args.commutative = c.reduction.commutative;
   args.elem_size = c.type.size;
-  if (!args.hierarchy) args.hierarchy = hierarchy;
   auto e = std::make_shared<cached_schedule>();
   e->key_call = c;
   e->requested = std::string(c.choice.name);
@@ -89,6 +91,7 @@ std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& 
   try {
     validate(args);
     e->algo = &select_algorithm(args, c.type.size, c.choice.name, &e->reason);
+    if (e->algo->hierarchical && !args.hierarchy && team) args.hierarchy = hierarchy_of(*team);
     e->plan = e->algo->build(args, rank);
   } catch (const error& err) {
     throw usage_error(rank, err.operation(), err.cause());

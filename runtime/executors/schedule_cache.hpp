@@ -16,6 +16,7 @@
 namespace ranklab::detail {
 
 struct comm_state;
+struct team_state;
 
 struct cached_schedule {
   call key_call;          // the call as made (args, type, operator kind, choice)
@@ -28,11 +29,11 @@ struct cached_schedule {
 };
 
 // This rank's schedule for the call, from the cache or built now. Throws usage_error for
-// invalid arguments or an algorithm that does not take them. A call without a hierarchy of
-// its own (coll_args::hierarchy) is built with the comm's, `hierarchy` (may be null), which
-// the comm keeps for its lifetime.
+// invalid arguments or an algorithm that does not take them. A hierarchical algorithm's call
+// without a hierarchy of its own (coll_args::hierarchy) is built with the comm's (`team`'s:
+// hierarchy_of, made then, not before: only such calls need the machine's topology).
 std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& c, int rank, int p,
-                                                    const rank_hierarchy* hierarchy = nullptr);
+                                                    team_state* team = nullptr);
 
 // Whether `e` is the cache entry of call `c` (the same arguments, type, operator and
 // algorithm choice).
