@@ -63,10 +63,7 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const std::uint64_t total = total_count(a);
   const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
-    // Each of the level's participants holding an equal share of the blocks.
-    std::uint64_t members = 0;
-    for (const auto& g : ph.groups) members += g.size();
-    const std::uint64_t share = members ? (total + members - 1) / members : 0;
+    const std::uint64_t share = detail::equal_share(ph, total);
     if (ph.level == top) return cost_of(collective::allgather, share);
     return cost_of(collective::gather, share) + cost_of(collective::bcast, total);
   });

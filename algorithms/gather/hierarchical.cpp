@@ -51,9 +51,7 @@ schedule build(const coll_args& a, int rank) {
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const std::uint64_t total = total_count(a);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
-    std::uint64_t members = 0;  // each of the level's participants holding an equal share
-    for (const auto& g : ph.groups) members += g.size();
-    return cost_of(collective::gather, members ? (total + members - 1) / members : 0);
+    return cost_of(collective::gather, detail::equal_share(ph, total));
   });
 }
 

@@ -221,6 +221,33 @@ inline auto counts_held(const coll_args& a, const std::vector<std::vector<int>>&
   };
 }
 
+// Blocks scattered down the hierarchy from phase `from` (exclusive) to the innermost:
+// at each phase the group's leader, holding its members' blocks packed in `packed`
+// (held_blocks order), scatters them; each member keeps its part in `packed`, then puts
+// its own block into its receive buffer. `received` is a temporary of the blocks' size.
+inline void scatter_down(schedule& s, const coll_args& a, const std::vector<hierarchy_phase>& phases,
+                         const std::vector<std::vector<std::vector<int>>>& held, std::size_t from, buffer_id packed,
+                         buffer_id received, int rank) {
+  for (std::size_t i = from; i-- > 0;) {
+    const hierarchy_phase& ph = phases[i];
+    add_phase(s, a, ph, collective::scatterv, 0, {region{packed, 0, 0}, region{received, 0, 0}}, i > 0,
+              counts_held(a, held[i]));
+    if (ph.group.members.size() > 1 && ph.group.index >= 0) {
+      const std::uint64_t n = block_elements(a, held[i][static_cast<std::size_t>(rank)]);
+      s.copy(region{received, 0, n}, region{packed, 0, n});
+    }
+  }
+  s.copy(region{packed, 0, block_count(a, rank)}, region{out_buffer, 0, block_count(a, rank)});
+}
+
+// The elements each participant of the phase's level holds when the blocks (`total`
+// elements) are shared equally among them: what the packed phases are costed with.
+inline std::uint64_t equal_share(const hierarchy_phase& ph, std::uint64_t total) {
+  std::uint64_t members = 0;
+  for (const auto& g : ph.groups) members += g.size();
+  return members ? (total + members - 1) / members : 0;
+}
+
 // A hierarchical algorithm's predicted time for `a` with elements of `elem` bytes: its
 // slowest group's at every phase, phase after phase. per_level(phase, model, cost_of) returns
 // a phase's time, where cost_of(c, count) is collective c's on `count` elements per rank in

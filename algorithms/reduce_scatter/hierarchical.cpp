@@ -19,7 +19,6 @@
 namespace ranklab {
 namespace {
 
-using detail::block_elements;
 using detail::hierarchy_phase;
 
 schedule build(const coll_args& a, int rank) {
@@ -51,16 +50,7 @@ schedule build(const coll_args& a, int rank) {
   detail::add_phase(s, a, tp, collective::reduce_scatter, 0, {work, region{part, 0, 0}}, top > 0,
                     detail::counts_held(a, held[top]));
   if (tp.group.members.size() < 2 && tp.group.index >= 0) s.copy(work, region{part, 0, total});  // one leader
-  for (std::size_t i = top; i-- > 0;) {
-    const hierarchy_phase& ph = phases[i];
-    detail::add_phase(s, a, ph, collective::scatterv, 0, {region{part, 0, 0}, region{received, 0, 0}}, i > 0,
-                      detail::counts_held(a, held[i]));
-    if (ph.group.members.size() > 1 && ph.group.index >= 0) {
-      const std::uint64_t n = block_elements(a, held[i][static_cast<std::size_t>(rank)]);
-      s.copy(region{received, 0, n}, region{part, 0, n});
-    }
-  }
-  s.copy(region{part, 0, block_count(a, rank)}, region{out_buffer, 0, block_count(a, rank)});
+  detail::scatter_down(s, a, phases, held, top, part, received, rank);
   return s;
 }
 
@@ -68,9 +58,7 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const std::uint64_t total = total_count(a);
   const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
-    std::uint64_t members = 0;  // each of the level's participants holding an equal share
-    for (const auto& g : ph.groups) members += g.size();
-    const std::uint64_t share = members ? (total + members - 1) / members : 0;
+    const std::uint64_t share = detail::equal_share(ph, total);
     if (ph.level == top) return cost_of(collective::reduce_scatter_block, share);
     return cost_of(collective::reduce, total) + cost_of(collective::scatter, share);
   });

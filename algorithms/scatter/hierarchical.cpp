@@ -16,7 +16,6 @@
 namespace ranklab {
 namespace {
 
-using detail::block_elements;
 using detail::hierarchy_phase;
 
 schedule build(const coll_args& a, int rank) {
@@ -35,25 +34,14 @@ schedule build(const coll_args& a, int rank) {
       at += n;
     }
   }
-  for (std::size_t i = phases.size(); i-- > 0;) {  // the top group first, then inwards
-    const hierarchy_phase& ph = phases[i];
-    detail::add_phase(s, a, ph, collective::scatterv, 0, {region{packed, 0, 0}, region{received, 0, 0}}, i > 0,
-                      detail::counts_held(a, held[i]));
-    if (ph.group.members.size() > 1 && ph.group.index >= 0) {
-      const std::uint64_t n = block_elements(a, held[i][static_cast<std::size_t>(rank)]);
-      s.copy(region{received, 0, n}, region{packed, 0, n});
-    }
-  }
-  s.copy(region{packed, 0, block_count(a, rank)}, region{out_buffer, 0, block_count(a, rank)});
+  detail::scatter_down(s, a, phases, held, phases.size(), packed, received, rank);  // the top group first
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const std::uint64_t total = total_count(a);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
-    std::uint64_t members = 0;  // each of the level's participants receiving an equal share
-    for (const auto& g : ph.groups) members += g.size();
-    return cost_of(collective::scatter, members ? (total + members - 1) / members : 0);
+    return cost_of(collective::scatter, detail::equal_share(ph, total));
   });
 }
 
