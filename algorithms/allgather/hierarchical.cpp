@@ -48,23 +48,15 @@ schedule build(const coll_args& a, int rank) {
   const region whole{packed, 0, total};
   for (std::size_t i = top; i-- > 0;)
     detail::add_phase(s, a, phases[i], collective::bcast, total, {whole, whole}, true);
-  // Every block to its place.
-  std::uint64_t at = 0;
-  for (int j : held[top + 1][static_cast<std::size_t>(
-           phases[top].group.members[static_cast<std::size_t>(phases[top].leader_index)])]) {
-    const std::uint64_t n = block_count(a, j);
-    s.copy(region{packed, at, n}, region{out_buffer, block_offset(a, j), n});
-    at += n;
-  }
+  detail::unpack_blocks(s, a, detail::packed_order(phases, held), packed);
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const std::uint64_t total = total_count(a);
-  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
     const std::uint64_t share = detail::equal_share(ph, total);
-    if (ph.level == top) return cost_of(collective::allgather, share);
+    if (ph.top) return cost_of(collective::allgather, share);
     return cost_of(collective::gather, share) + cost_of(collective::bcast, total);
   });
 }

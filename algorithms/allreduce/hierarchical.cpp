@@ -45,9 +45,8 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
-    if (ph.level == top) return cost_of(collective::allreduce, a.count);
+    if (ph.top) return cost_of(collective::allreduce, a.count);
     return cost_of(collective::reduce, a.count) + cost_of(collective::bcast, a.count);
   });
 }

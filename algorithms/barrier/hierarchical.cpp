@@ -26,9 +26,8 @@ schedule build(const coll_args& a, int rank) {
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
-    return (ph.level == top ? 1 : 2) * cost_of(collective::barrier, 0);
+    return (ph.top ? 1 : 2) * cost_of(collective::barrier, 0);
   });
 }
 

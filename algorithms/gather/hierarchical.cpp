@@ -37,14 +37,7 @@ schedule build(const coll_args& a, int rank) {
       s.copy(region{gathered, 0, n}, region{packed, 0, n});
     }
   }
-  if (rank == a.root) {  // every block to its place
-    std::uint64_t at = 0;
-    for (int j : held[phases.size()][static_cast<std::size_t>(rank)]) {
-      const std::uint64_t n = block_count(a, j);
-      s.copy(region{packed, at, n}, region{out_buffer, block_offset(a, j), n});
-      at += n;
-    }
-  }
+  if (rank == a.root) detail::unpack_blocks(s, a, detail::packed_order(phases, held), packed);
   return s;
 }
 

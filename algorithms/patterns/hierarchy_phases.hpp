@@ -25,6 +25,7 @@ namespace ranklab::detail {
 
 struct hierarchy_phase {
   int level = 0;         // the hierarchy level; levels.size() for the top group
+  bool top = false;      // the top group's phase (the leaders of the outermost domains)
   rank_group group;      // this rank's group at this level (index -1: not in one)
   int leader_index = 0;  // the leader's group rank
   const cost_model* cost = nullptr;
@@ -77,6 +78,7 @@ inline std::vector<hierarchy_phase> phases_up(const coll_args& a, int rank, int 
   }
   hierarchy_phase top;
   top.level = levels;
+  top.top = true;
   top.cost = h ? &h->top_cost : &flat;
   top.group.members = participants;
   const auto me = std::find(participants.begin(), participants.end(), rank);
@@ -204,6 +206,34 @@ inline std::vector<std::vector<std::vector<int>>> held_blocks(int p, const std::
     }
   }
   return held;
+}
+
+// The ranks whose blocks the top group's leader holds after the last phase (held_blocks),
+// in packed order: every block, the domains' next to each other.
+inline const std::vector<int>& packed_order(const std::vector<hierarchy_phase>& phases,
+                                            const std::vector<std::vector<std::vector<int>>>& held) {
+  const hierarchy_phase& top = phases.back();
+  return held.back()[static_cast<std::size_t>(top.group.members[static_cast<std::size_t>(top.leader_index)])];
+}
+
+// The blocks of `order` (block_offset: either layout, any displacements) copied from the
+// caller's send buffer into `packed`, one after the other; or (unpack) from `packed` to
+// their places in the receive buffer, the gaps between them untouched.
+inline void pack_blocks(schedule& s, const coll_args& a, const std::vector<int>& order, buffer_id packed) {
+  std::uint64_t at = 0;
+  for (int j : order) {
+    const std::uint64_t n = block_count(a, j);
+    s.copy(region{in_buffer, block_offset(a, j), n}, region{packed, at, n});
+    at += n;
+  }
+}
+inline void unpack_blocks(schedule& s, const coll_args& a, const std::vector<int>& order, buffer_id packed) {
+  std::uint64_t at = 0;
+  for (int j : order) {
+    const std::uint64_t n = block_count(a, j);
+    s.copy(region{packed, at, n}, region{out_buffer, block_offset(a, j), n});
+    at += n;
+  }
 }
 
 // The elements of the blocks of `ranks`.

@@ -28,19 +28,11 @@ schedule build(const coll_args& a, int rank) {
   const std::vector<hierarchy_phase> phases = detail::phases_up(a, rank);
   const auto held = detail::held_blocks(a.p, phases);
   const std::size_t top = phases.size() - 1;
-  const std::vector<int>& order =
-      held[top + 1]
-          [static_cast<std::size_t>(phases[top].group.members[static_cast<std::size_t>(phases[top].leader_index)])];
   const region work{s.scratch(total), 0, total};     // this rank's vector in domain order, reduced so far
   const region partial{s.scratch(total), 0, total};  // a reduce phase's result at its leader
   const buffer_id part = s.scratch(total);           // the reduced blocks this rank holds, packed
   const buffer_id received = s.scratch(total);       // a scatter phase's result
-  std::uint64_t at = 0;
-  for (int j : order) {
-    const std::uint64_t n = block_count(a, j);
-    s.copy(region{in_buffer, block_offset(a, j), n}, region{work.buffer, at, n});
-    at += n;
-  }
+  detail::pack_blocks(s, a, detail::packed_order(phases, held), work.buffer);
   for (std::size_t i = 0; i < top; ++i) {
     const hierarchy_phase& ph = phases[i];
     detail::add_phase(s, a, ph, collective::reduce, total, {work, partial}, true);
@@ -56,10 +48,9 @@ schedule build(const coll_args& a, int rank) {
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   const std::uint64_t total = total_count(a);
-  const int top = static_cast<int>(a.hierarchy ? a.hierarchy->levels.size() : 0);
   return detail::hierarchy_cost(a, elem, m, [&](const hierarchy_phase& ph, auto cost_of) {
     const std::uint64_t share = detail::equal_share(ph, total);
-    if (ph.level == top) return cost_of(collective::reduce_scatter_block, share);
+    if (ph.top) return cost_of(collective::reduce_scatter_block, share);
     return cost_of(collective::reduce, total) + cost_of(collective::scatter, share);
   });
 }

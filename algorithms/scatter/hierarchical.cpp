@@ -26,14 +26,8 @@ schedule build(const coll_args& a, int rank) {
   const auto held = detail::held_blocks(a.p, phases);
   const buffer_id packed = s.scratch(total);    // the blocks this rank passes on, packed
   const buffer_id received = s.scratch(total);  // a phase's result
-  if (rank == a.root) {                         // every block from its place, in the order the phases hand them down
-    std::uint64_t at = 0;
-    for (int j : held[phases.size()][static_cast<std::size_t>(rank)]) {
-      const std::uint64_t n = block_count(a, j);
-      s.copy(region{in_buffer, block_offset(a, j), n}, region{packed, at, n});
-      at += n;
-    }
-  }
+  // The root packs every block in the order the phases hand them down.
+  if (rank == a.root) detail::pack_blocks(s, a, detail::packed_order(phases, held), packed);
   detail::scatter_down(s, a, phases, held, phases.size(), packed, received, rank);  // the top group first
   return s;
 }
