@@ -28,6 +28,8 @@ void request::release() noexcept {
   call_.reset();
 }
 
+void detail::abandon(request& r) noexcept { r.call_.reset(); }
+
 bool request::done() const { return !call_ || call_->run.finished(); }
 
 bool request::test() {

@@ -35,9 +35,13 @@
 
 namespace ranklab::mpi {
 
+class request;
 namespace detail {
 struct comm_state;
 struct pending_call;
+// Drops an unfinished request without waiting for it: its receive cancelled, its send left to
+// MPI (for a thread_team whose process has failed, where waiting could hang).
+void abandon(request& r) noexcept;
 }  // namespace detail
 
 class comm;
@@ -64,6 +68,7 @@ class request {
  private:
   friend class comm;
   friend class persistent_request;
+  friend void detail::abandon(request& r) noexcept;
   explicit request(std::unique_ptr<detail::pending_call> c);
   void release() noexcept;
   std::unique_ptr<detail::pending_call> call_;
