@@ -17,7 +17,7 @@
 //
 // MPI thread level: MPI_THREAD_MULTIPLE. ranklab's own MPI traffic is serialized by a lock of
 // the process (the MPI executor keeps one list of calls in flight per process), but making a
-// comm (split, dup, create) blocks in MPI_Comm_split while the process's other threads go on
+// comm (split, dup, create) blocks in MPI_Comm_create_group while the process's other threads go on
 // advancing collectives of other comms: under a lower level that would either be illegal or,
 // holding the lock, deadlock against a process that waits for one of those collectives.
 // The constructor checks the level and throws usage_error when it is lower.
