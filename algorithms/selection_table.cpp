@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <sstream>
 
 #include "ranklab/errors.hpp"
+#include "ranklab/hierarchy.hpp"
 #include "ranklab/selection.hpp"
 
 namespace ranklab {
@@ -509,6 +512,64 @@ const algorithm* select_from_table(const coll_args& args, std::size_t elem_size,
   if (candidates.empty()) return nullptr;
   why = "no registered algorithm accepts the call";
   return candidates.front();  // check_preconditions then says why, naming the alternatives
+}
+
+const algorithm* hierarchical_candidate(const coll_args& args, std::string_view requested, const algorithm& chosen) {
+  if ((requested != "auto" && !requested.empty()) || chosen.hierarchical || args.p <= 2 || args.hierarchy) return nullptr;
+  // RANKLAB_<COLL>_ALGORITHM decided the call (select_algorithm): not ours to override.
+  std::string variable = "RANKLAB_";
+  for (char ch : name(args.coll)) variable += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (const char* env = std::getenv((variable + "_ALGORITHM").c_str()); env && *env) return nullptr;
+  const algorithm* hier = nullptr;
+  for (const algorithm* a : registry::for_collective(args.coll))
+    if (a->hierarchical && a->cost && meets_preconditions(*a, args)) {
+      hier = a;
+      break;
+    }
+  if (hier == nullptr) return nullptr;
+  // Last: it may read RANKLAB_LEVEL_COSTS, which only calls that could go hierarchical need.
+  return current_level_costs()->core_levels() >= 2 ? hier : nullptr;
+}
+
+namespace {
+std::string shown_seconds(double s) {
+  if (s >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
+  return fmt::format("{:.3g} ns", s * 1e9);
+}
+}  // namespace
+
+const algorithm& flat_or_hierarchical(const coll_args& args, std::size_t elem_size, const algorithm& flat,
+                                      const algorithm& hier, const rank_hierarchy& h, std::string& why) {
+  if (h.costs_from.empty() || h.levels.empty() || !flat.cost || !hier.cost) return flat;
+  const std::vector<int>& outermost = h.levels.front().domain;
+  if (std::all_of(outermost.begin(), outermost.end(), [&](int d) { return d == outermost.front(); })) return flat;
+  coll_args on = args;
+  on.hierarchy = &h;
+  double predicted_hier = 0;
+  try {
+    predicted_hier = hier.cost(on, elem_size, h.top_cost);
+  } catch (const usage_error& e) {
+    // A phase RANKLAB_HIERARCHY_ALGORITHMS fixes cannot run this call: the flat choice stands.
+    why += fmt::format("; hierarchical not weighed: {}", e.cause());
+    return flat;
+  }
+  // Flat, under the top model: a one-ported round lasts as long as its slowest message, and a
+  // flat schedule, laid out without regard to the domains, has messages across them in its rounds.
+  const double predicted_flat = flat.cost(args, elem_size, h.top_cost);
+  const std::string levels = fmt::format("level costs {} ({})", h.costs_from, h.describe());
+  const bool cheaper = predicted_hier < predicted_flat;
+  if (cheaper)
+    why = fmt::format("hierarchical predicted {} under {}, below flat {} predicted {} under the top level's model "
+                      "(the table's choice: {})",
+                      shown_seconds(predicted_hier), levels, flat.name, shown_seconds(predicted_flat), why);
+  else
+    why += fmt::format("; flat {} predicted {} under the top level's model, hierarchical {} under {}", flat.name,
+                       shown_seconds(predicted_flat), shown_seconds(predicted_hier), levels);
+  if (std::getenv("RANKLAB_LOG_SELECTION"))
+    std::fprintf(stderr, "ranklab: %s -> %s (%s)\n", describe(args).c_str(),
+                 std::string(cheaper ? hier.name : flat.name).c_str(), why.c_str());
+  return cheaper ? hier : flat;
 }
 
 const cost_model& calibrated_cost_model() {

@@ -20,6 +20,7 @@
 #include "detail/team_state.hpp"
 #include "detail/topology.hpp"
 #include "ranklab/comm.hpp"
+#include "ranklab/hierarchy.hpp"
 
 namespace ranklab {
 
@@ -158,14 +159,32 @@ bool refines(const std::vector<int>& finer, const std::vector<int>& coarser) {
   std::set<int> groups(coarser.begin(), coarser.end());
   return outer_of.size() > groups.size();
 }
+// The measured cost of level `d` (package, numa, l3, or machine for the whole): its own
+// entry, else the nearest level out that has one, down to machine (which every file has).
+// A level a file lacks coincided with one out on the machine it was measured on
+// (`ranklab tune --levels` records a level only where it splits the one out), so the
+// pair of cores measured there is the pair this level's phases use.
+const cost_model& measured_cost(const level_costs& costs, domain d) {
+  static constexpr std::array<domain, 4> nesting{domain::machine, domain::package, domain::numa, domain::l3};
+  for (auto at = std::find(nesting.begin(), nesting.end(), d) + 1; at-- != nesting.begin();)
+    if (const level_cost* c = costs.find(name(*at))) return c->cost;
+  return costs.find("machine")->cost;
+}
 }  // namespace
 
 const rank_hierarchy* detail::hierarchy_of(team_state& t) {
   std::call_once(t.hierarchy_once, [&] {
     const detail::domain_table& table = detail::domains_for(t.options.topology);
+    // Read before anything is made: a bad RANKLAB_LEVEL_COSTS is this call's usage_error.
+    const std::shared_ptr<const level_costs> costs = current_level_costs();
+    const bool measured = costs->find("machine") != nullptr;
     auto h = std::make_unique<rank_hierarchy>();
     std::vector<int> outer(static_cast<std::size_t>(t.p), 0);
     cost_model m;
+    // The finest domain holding every rank of the comm: messages between the outermost
+    // domains of the hierarchy travel inside it, so top_cost is its level's.
+    domain common = domain::machine;
+    bool shared = true;  // every rank in one domain of each level so far
     for (domain d : {domain::package, domain::numa, domain::l3}) {
       hierarchy_level v;
       v.name = std::string(name(d));
@@ -176,14 +195,20 @@ const rank_hierarchy* detail::hierarchy_of(team_state& t) {
       for (int r = 0; r < t.p; ++r)
         v.domain[static_cast<std::size_t>(r)] =
             table.of_core[static_cast<std::size_t>(t.world_rank(r) % table.cores)][static_cast<int>(d)];
+      shared = shared && std::all_of(v.domain.begin(), v.domain.end(), [&](int x) { return x == v.domain.front(); });
+      if (shared) common = d;
       if (!refines(v.domain, outer)) continue;
-      // Until `ranklab tune` fits each level: each level in half the alpha and beta of the
-      // one out (docs/hierarchy.md).
+      // Without measured level costs: each level in half the alpha and beta of the one out
+      // (docs/hierarchy.md).
       m.alpha /= 2;
       m.beta /= 2;
-      v.cost = m;
+      v.cost = measured ? measured_cost(*costs, d) : m;
       outer = v.domain;
       h->levels.push_back(std::move(v));
+    }
+    if (measured) {
+      h->top_cost = measured_cost(*costs, common);
+      h->costs_from = costs->source.empty() ? "level costs in use" : costs->source;
     }
     if (const char* named = std::getenv("RANKLAB_HIERARCHY_ALGORITHMS"))
       h->choices = rank_hierarchy::parse_choices(named);

@@ -135,6 +135,36 @@ ranklab_cli_misuse(schedule_hierarchy_bad_shape "--hierarchy 2x: shape '2x': num
 ranklab_cli_misuse(schedule_hierarchy_without_coll "--hierarchy: only with --coll"
   schedule -p 6 --hierarchy 2x3)
 
+# ---- predict ------------------------------------------------------------------------------------
+ranklab_cli_misuse(predict_bad_shape "--shape 2x: shape '2x': numbers of domains per level separated by 'x', as 2x3"
+  predict --coll allreduce --shape 2x)
+ranklab_cli_misuse(predict_bad_level
+  "--level net=1e-6,1e-10: level 'net': '1e-6,1e-10' is not three numbers alpha,beta,gamma (seconds, s/B, s/B) or 'shipped'"
+  predict --coll allreduce --shape 2x32 --level net=1e-6,1e-10 --level package=shipped)
+ranklab_cli_misuse(predict_negative_level "--level net=1e-6,-1e-10,0: beta -1e-10 is negative (level 'net')"
+  predict --coll allreduce --shape 2x32 --level net=1e-6,-1e-10,0 --level package=shipped)
+ranklab_cli_misuse(predict_level_count
+  "--level: shape 2x32 has 2 links (between its outermost domains, then inside each level's domains), so 2 models, outermost first; got 1"
+  predict --coll allreduce --shape 2x32 --level net=1e-6,1e-10,0)
+ranklab_cli_misuse(predict_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
+  predict --coll bcst --shape 2x32)
+ranklab_cli_misuse(predict_measured_without_file "--level package=measured:machine: level 'package': measured:machine needs --levels-file"
+  predict --coll allreduce --shape 2x32 --level net=1e-6,1e-10,0 --level package=measured:machine)
+ranklab_cli_misuse(predict_missing_levels_file "--levels-file /nonexistent_ranklab_dir/levels.json: cannot open the level-cost file"
+  predict --coll allreduce --shape 2x32 --levels-file /nonexistent_ranklab_dir/levels.json)
+ranklab_cli_misuse(predict_no_hierarchical "--coll scan: no hierarchical algorithm to predict; those with one: barrier,"
+  predict --coll scan --shape 2x32)
+# Valid runs: JSON, text, a plot (test_predict checks every figure against the registry's cost
+# functions called directly).
+ranklab_cli_test(cli_valid_predict_json 0
+  "\"shape\": \"2x32\",\n  \"p\": 64,"
+  predict --coll allreduce,bcast --shape 2x32 --sizes 8,64Ki --level cross-package=2e-7,2e-10,2e-11
+          --level package=shipped --json)
+ranklab_cli_test(cli_valid_predict_text 0 "allreduce                  8"
+  predict --coll allreduce --shape 16x32 --sizes 8 --level network=1.5e-6,8.3e-11,2.1e-11 --level package=shipped)
+ranklab_cli_test(cli_valid_predict_svg 0 "wrote ${CMAKE_CURRENT_BINARY_DIR}/cli_predict.svg"
+  predict --coll allreduce,allgather --shape 2x4 --svg ${CMAKE_CURRENT_BINARY_DIR}/cli_predict.svg)
+
 # ---- valid input still works ------------------------------------------------------------------
 ranklab_cli_test(cli_valid_version 0 "ranklab ${PROJECT_VERSION}" --version)
 # The hierarchical algorithms on a synthetic hierarchy: verified (structure and results), and

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   ranklab::tools::add_schedule_command(app);
   ranklab::tools::add_verify_command(app);
   ranklab::tools::add_draw_command(app);
+  ranklab::tools::add_predict_command(app);
   ranklab::tools::check_integer_texts(app);
   add_plugin_option(&app);
   for (CLI::App* sub : app.get_subcommands({})) add_plugin_option(sub);

@@ -12,6 +12,7 @@
 #include "detail/comm_state.hpp"
 #include "detail/topology.hpp"
 #include "ranklab/errors.hpp"
+#include "selection_table.hpp"
 
 namespace ranklab::detail {
 
@@ -91,6 +92,13 @@ std::shared_ptr<const cached_schedule> schedule_for(comm_state& cs, const call& 
   try {
     validate(args);
     e->algo = &select_algorithm(args, c.type.size, c.choice.name, &e->reason);
+    // "auto" weighs the hierarchical algorithm only where measured level costs make it worth
+    // the topology query (hierarchical_candidate); every rank decides alike, from the same
+    // hierarchy and costs.
+    if (team)
+      if (const algorithm* hier = hierarchical_candidate(args, c.choice.name, *e->algo))
+        if (const rank_hierarchy* h = hierarchy_of(*team))
+          e->algo = &flat_or_hierarchical(args, c.type.size, *e->algo, *hier, *h, e->reason);
     if (e->algo->hierarchical && !args.hierarchy && team) args.hierarchy = hierarchy_of(*team);
     e->plan = e->algo->build(args, rank);
   } catch (const error& err) {

@@ -23,5 +23,8 @@ void add_schedule_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 // `ranklab draw --coll C --algo A -p P --out FILE.svg|.html`: pictures of schedules (draw.cpp)
 void add_draw_command(CLI::App& app);
+// `ranklab predict --coll C --shape S --level NAME=a,b,g ...`: the cost model's hierarchical
+// against flat on a larger machine, nothing run (predict.cpp)
+void add_predict_command(CLI::App& app);
 
 }  // namespace ranklab::tools

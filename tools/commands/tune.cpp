@@ -13,13 +13,18 @@
 //                --passes, a whole sweep apart); the fastest per band, then the next fastest
 //                until one without preconditions, so that "auto" falls through to a measured
 //                choice.
+// With --levels it fits alpha, beta, gamma per level of this machine's hierarchy instead and
+// writes a level-cost file (ranklab/hierarchy.hpp) that comms take from RANKLAB_LEVEL_COSTS.
 // Progress goes to stderr; the table to --out (or stdout). The measurements live in
-// tools/tune/ (cost_fit: alpha, beta, gamma; ranking: the rules).
+// tools/tune/ (cost_fit: alpha, beta, gamma; ranking: the rules; levels: the level costs).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <ranges>
 #include <string>
@@ -30,12 +35,14 @@
 #include "cli/checks.hpp"
 #include "cli/option_parse.hpp"
 #include "commands/commands.hpp"
+#include "ranklab/hierarchy.hpp"
 #include "ranklab/registry.hpp"
 #include "ranklab/selection.hpp"
 #include "ranklab/team.hpp"
 #include "bench/mpi_sweep.hpp"
 #include "bench/workload.hpp"
 #include "tune/cost_fit.hpp"
+#include "tune/levels.hpp"
 #include "tune/mpi_rules.hpp"
 #include "tune/output.hpp"
 #include "tune/ranking.hpp"
@@ -58,6 +65,7 @@ struct tune_options {
   std::string out;    // the same as --json FILE
   std::string show;
   bool quick = false;
+  bool levels = false;  // --levels: level costs instead of a selection table
   std::int64_t batches = 0;  // 0: 5, --quick 3
   double batch_ms = 0;       // 0: 4 ms, --quick 1 ms
   std::int64_t passes = 1;
@@ -196,7 +204,33 @@ std::string measurements_record(const calibration& cal, const ojson& algorithms)
   return meas.dump();
 }
 
+void show_level_costs(const std::string& path) {
+  const level_costs c = read_level_costs(path);
+  fmt::print("level costs {}\n", c.source);
+  const auto machine = nlohmann::json::parse(c.machine_json);
+  for (const char* key : {"description", "hostname", "date", "tool"})
+    if (machine.contains(key) && machine[key].is_string())
+      fmt::print("{:<11} {}\n", key == std::string("description") ? "machine" : key, machine[key].get<std::string>());
+  for (const level_cost& v : c.levels)
+    fmt::print("{:<8} alpha {}  beta {}/B  gamma {}/B  ({}, load {}{}{})\n", v.name, show_seconds(v.cost.alpha),
+               show_seconds(v.cost.beta), show_seconds(v.cost.gamma),
+               v.max_bytes == 0 ? std::string("sizes not recorded")
+                                : show_bytes(v.min_bytes) + " .. " + show_bytes(v.max_bytes),
+               v.load_average.empty() ? "not recorded" : v.load_average,
+               v.cores.size() == 2 ? fmt::format(", cores {} and {}", v.cores[0], v.cores[1]) : "",
+               v.note.empty() ? "" : "; " + v.note);
+}
+
+// Whether `path` holds a level-cost file rather than a selection table (by its "format").
+bool is_level_cost_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;  // read_selection says why
+  const auto doc = nlohmann::json::parse(in, nullptr, false);
+  return doc.is_object() && doc.contains("format") && doc["format"] == "ranklab-level-costs";
+}
+
 void show_table(const std::string& path) {
+  if (is_level_cost_file(path)) return show_level_costs(path);
   const selection_table t = read_selection(path);
   fmt::print("table      {}\n", t.source);
   const auto machine = nlohmann::json::parse(t.machine_json);
@@ -329,7 +363,107 @@ int tune_mpi_command(const tune_options& o) {
   return 0;
 }
 
-int tune_command(const tune_options& o) {
+// ---- --levels ---------------------------------------------------------------------------
+// alpha, beta, gamma per level of this machine (tune/levels.hpp) into a level-cost file.
+int tune_levels_command(const tune_options& o, const CLI::App& cmd) {
+  const auto start = clock_type::now();
+  for (const char* other : {"-p", "--coll", "--margin", "--batch-ms"})
+    if (cmd.get_option(other)->count() > 0)
+      usage_failure(fmt::format("{} does not apply to --levels (which times pairs of ranks per level)", other));
+  if (o.backend != "threads")
+    usage_failure("--backend does not apply to --levels (the process level is measured through --mpi)");
+  if (o.mpi != "openmpi" && o.mpi != "mpich" && o.mpi != "none")
+    usage_failure(fmt::format("--mpi {}: openmpi, mpich or none", o.mpi));
+  tune::level_plan plan;
+  plan.sizes = o.quick ? std::vector<std::uint64_t>{0, 64, 1024, 4096, 65536, 1 << 20}
+                       : std::vector<std::uint64_t>{0, 8, 64, 256, 1024, 2048, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20};
+  if (!o.sizes.empty()) {
+    plan.sizes = parse_sizes("--sizes", o.sizes, max_tune_bytes, "per message");
+    for (std::uint64_t& b : plan.sizes) b = b / 8 * 8;  // whole float64 elements for the reducing exchange
+    std::sort(plan.sizes.begin(), plan.sizes.end());
+    plan.sizes.erase(std::unique(plan.sizes.begin(), plan.sizes.end()), plan.sizes.end());
+  }
+  if (plan.sizes.size() < 2 || std::count_if(plan.sizes.begin(), plan.sizes.end(), [](auto b) { return b >= 1024; }) == 0)
+    usage_failure(fmt::format("--sizes {}: a level's fit needs two sizes or more, one of them at least 1Ki "
+                              "(where the reduction shows)",
+                              o.sizes));
+  if (o.batches != 0) check_range("--batches", o.batches, 1, max_tune_batches, "or 0: 5, --quick 3");
+  if (o.seconds != 0) check_real_range("--time", o.seconds, 0, 60, "or 0: 0.05 s, --quick 0.01 s");
+  const int batches = o.batches > 0 ? static_cast<int>(o.batches) : (o.quick ? 3 : 5);
+  plan.batches = 8 * batches;  // many short batches, the fastest kept (as the whole-machine fit)
+  plan.mpi = o.mpi;
+  plan.mpi_dir = o.mpi_dir;
+  plan.mpi_seconds = o.seconds > 0 ? o.seconds : (o.quick ? 0.01 : 0.05);
+  plan.mpi_batches = batches;
+  // --passes: launches of the process level (the fastest kept), 3 unless given.
+  if (cmd.get_option("--passes")->count() > 0) check_range("--passes", o.passes, 1, max_passes, "launches of the process level");
+  plan.mpi_launches = cmd.get_option("--passes")->count() > 0 ? static_cast<int>(o.passes) : (o.quick ? 2 : 3);
+  plan.mpi_max_seconds = o.quick ? 0.5 : 2;
+  plan.peer_timeout = o.peer_timeout;
+  plan.quiet = o.output.quiet;
+  std::string out_file = o.output.json_to_stdout() ? "" : o.output.json_file;
+  if (!o.out.empty() && !out_file.empty() && o.out != out_file)
+    usage_failure(fmt::format("--out {} and --json {}: give the file once", o.out, out_file));
+  if (!o.out.empty()) out_file = o.out;
+
+  const machine_info mi = machine();
+  const std::string load_before = bench::load_average();
+  progress("ranklab tune --levels: {} ({} cores), load average {}\n", mi.description, mi.cores, load_before);
+  // A synthetic topology has no wires: what is timed is always this machine's cores.
+  const char* synthetic = std::getenv("RANKLAB_TOPOLOGY");
+  if (synthetic && *synthetic)
+    progress("      RANKLAB_TOPOLOGY=\"{}\" ignored: a synthetic topology cannot be timed; measuring this "
+             "machine's levels\n",
+             synthetic);
+  tune::level_measurement m = tune::measure_levels(plan);
+  for (const level_cost& v : m.costs.levels)
+    // Zero is a fit (the least-squares line clamps a negative intercept or slope to 0 when
+    // noise hides the latency or the per-byte time); negative or non-finite is a broken one.
+    for (const double x : {v.cost.alpha, v.cost.beta, v.cost.gamma})
+      if (!std::isfinite(x) || x < 0) {
+        fmt::print(stderr,
+                   "ranklab tune --levels: level {}: a fit that is not a time (alpha {}, beta {}, "
+                   "gamma {}); no file written\n",
+                   v.name, v.cost.alpha, v.cost.beta, v.cost.gamma);
+        return 1;
+      }
+  ojson rec;
+  rec["description"] = mi.description;
+  rec["cores"] = mi.cores;
+  rec["numa_nodes"] = mi.numa_nodes;
+  rec["hostname"] = bench::host_name();
+  rec["date"] = bench::utc_timestamp();
+  rec["tool"] = o.quick ? "ranklab tune --levels --quick" : "ranklab tune --levels";
+  rec["load_average_before"] = load_before;
+  rec["load_average_after"] = bench::load_average();
+  rec["eager_limit"] = team_options::from_environment().eager_limit;
+  rec["sizes"] = plan.sizes;
+  rec["batches"] = plan.batches;
+  rec["method"] = "fastest of the batches: ping-pong one-way time per size, least squares on relative error "
+                  "(alpha, beta); the reducing exchange's extra time per byte (gamma)";
+  if (!m.process_note.empty()) rec["process"] = m.process_note;
+  rec["samples"] = m.samples;
+  m.costs.machine_json = rec.dump();
+  if (out_file.empty()) {
+    m.costs.source = "stdout";
+    const std::string text = to_json(m.costs);
+    (void)parse_level_costs(text, "stdout");  // what we print must load
+    std::cout << text;
+  } else {
+    m.costs.source = out_file;
+    write_level_costs(m.costs, out_file);
+    (void)read_level_costs(out_file);  // what we wrote must load
+  }
+  progress("ranklab tune --levels: {} level(s) in {:.1f} s{}\n", m.costs.levels.size(), seconds_since(start),
+           out_file.empty() ? "" : "; use them with RANKLAB_LEVEL_COSTS=" + out_file);
+  return 0;
+}
+
+int tune_command(const tune_options& o, const CLI::App& cmd) {
+  if (o.levels && o.show.empty()) {
+    tune::quiet = o.output.quiet;
+    return tune_levels_command(o, cmd);
+  }
   if (o.backend == "mpi" && o.show.empty()) return tune_mpi_command(o);
   const tune_request req = checked_request(o);
   tune::quiet = o.output.quiet;
@@ -404,12 +538,18 @@ void add_tune_command(CLI::App& app) {
                               "for minutes is measured in each of its states)",
                               max_passes))
       ->capture_default_str();
-  cmd->add_option("--show", o.show, "Check and print a selection table instead of measuring");
+  cmd->add_option("--show", o.show, "Check and print a selection table (or a level-cost file) instead of measuring");
+  cmd->add_flag("--levels", o.levels,
+                "Fit alpha, beta, gamma per level of this machine (machine, package, numa, l3 between two cores; "
+                "process between two MPI processes through --mpi) and write a level-cost file for "
+                "RANKLAB_LEVEL_COSTS instead of a selection table");
   cmd->add_option("--backend", o.backend,
                   "threads (default): rank threads; mpi: MPI processes, every one-ported algorithm against the "
                   "MPI's native collective, for the interposer's and the MPI backend's \"auto\"")
       ->check(CLI::IsMember({"threads", "mpi"}));
-  cmd->add_option("--mpi", o.mpi, "--backend mpi: the MPI to measure, openmpi (default) or mpich");
+  cmd->add_option("--mpi", o.mpi,
+                  "--backend mpi: the MPI to measure, openmpi (default) or mpich; --levels: the MPI of the process "
+                  "level, or none");
   cmd->add_option("--mpi-dir", o.mpi_dir, "--backend mpi: the directory holding <mpi>/ranklab_mpi_bench");
   cmd->add_option("--time", o.seconds, "--backend mpi: seconds per variant and size (0: 0.05, --quick 0.01)");
   cmd->add_option("--margin", o.margin,
@@ -420,8 +560,8 @@ void add_tune_command(CLI::App& app) {
   // The table is tune's only output on stdout, so --json without FILE is the default.
   cmd->get_option("--json")->description(
       "Write the selection table to FILE (the same as --out); without FILE on stdout, the default");
-  cmd->callback([] {
-    const int rc = tune_command(o);
+  cmd->callback([cmd] {
+    const int rc = tune_command(o, *cmd);
     if (rc != 0) throw CLI::RuntimeError(rc);
   });
 }

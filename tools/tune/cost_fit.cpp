@@ -2,13 +2,16 @@
 #include "tune/cost_fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "bench/measure.hpp"
 #include "bench/timing.hpp"
 #include "ranklab/comm.hpp"
 #include "ranklab/datatype.hpp"
+#include "ranklab/team.hpp"
 
 namespace ranklab::tools::tune {
 
@@ -68,53 +71,113 @@ double kernel_seconds_per_byte(const datatype& t, int batches, double batch_seco
 
 }  // namespace
 
-// The fastest batch also because a ping-pong stalls whenever either thread loses its core.
-std::vector<sample> ping_pong(const std::vector<std::uint64_t>& sizes, int batches, double batch_seconds) {
-  std::vector<std::vector<double>> times(sizes.size());
-  const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
-  run(
-      2,
-      [&](comm& cm) {
-        std::vector<std::byte> buf(std::max<std::size_t>(largest, 1));
-        const int peer = 1 - cm.rank();
-        auto exchange = [&](std::size_t bytes, std::uint64_t k) {
-          const std::span<std::byte> msg(buf.data(), bytes);
-          for (std::uint64_t i = 0; i < k; ++i) {
-            if (cm.rank() == 0) {
-              cm.send(peer, msg);
-              cm.recv(peer, msg);
-            } else {
-              cm.recv(peer, msg);
-              cm.send(peer, msg);
-            }
-          }
-        };
-        // Sizes are interleaved batch by batch, so that a burst of load on the machine hits
-        // one batch of every size rather than all batches of one size.
-        std::vector<std::uint64_t> iters(sizes.size());
-        for (std::size_t s = 0; s < sizes.size(); ++s) {
-          exchange(sizes[s], 3);  // warm-up: mailboxes, caches, page faults
-          cm.barrier();
-          const auto t0 = clock_type::now();
-          exchange(sizes[s], 4);
-          std::uint64_t k = static_cast<std::uint64_t>(
-              std::clamp(batch_seconds / std::max(seconds_since(t0) / 4, 1e-9), 1.0, 20000.0));
-          cm.bcast(std::span(&k, 1), 0);
-          iters[s] = k;
-        }
-        for (int b = 0; b < batches; ++b)
-          for (std::size_t s = 0; s < sizes.size(); ++s) {
-            cm.barrier();
-            const auto t0 = clock_type::now();
-            exchange(sizes[s], iters[s]);
-            if (cm.rank() == 0) times[s].push_back(seconds_since(t0) / (2.0 * static_cast<double>(iters[s])));
-          }
-      },
-      bench::measuring_team_options(std::chrono::milliseconds(10000)));
+namespace {
+
+// Ping-pong (or the reducing exchange) between ranks 0 and 1 of `cm`, every size, the
+// fastest batch's one-way time into times[size]. Sizes are interleaved batch by batch, so
+// that a burst of load on the machine hits one batch of every size rather than all batches
+// of one size. The fastest batch also because a ping-pong stalls whenever either thread
+// loses its core.
+void exchange_sizes(comm& cm, const std::vector<std::uint64_t>& sizes, int batches, double batch_seconds, bool reduce,
+                    std::vector<std::vector<double>>& times) {
+  const std::size_t largest = std::max<std::size_t>(*std::max_element(sizes.begin(), sizes.end()), 1);
+  std::vector<std::byte> buf(largest);
+  std::vector<double> acc(reduce ? largest / sizeof(double) + 1 : 0, 0.0);
+  const reduce_kernel k = reduce ? kernel_for(ops::sum, datatype_of<double>()) : reduce_kernel{};
+  const int peer = 1 - cm.rank();
+  auto exchange = [&](std::size_t bytes, std::uint64_t n) {
+    const std::span<std::byte> msg(buf.data(), bytes);
+    const std::span<const std::byte> own(reinterpret_cast<const std::byte*>(acc.data()), reduce ? bytes : 0);
+    const std::size_t elements = bytes / sizeof(double);
+    auto take = [&] {  // what came in, added into this side's vector
+      if (reduce) k(buf.data(), acc.data(), elements, nullptr);
+    };
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (cm.rank() == 0) {
+        reduce ? cm.send(peer, own) : cm.send(peer, std::span<const std::byte>(msg));
+        cm.recv(peer, msg);
+        take();
+      } else {
+        cm.recv(peer, msg);
+        take();
+        reduce ? cm.send(peer, own) : cm.send(peer, std::span<const std::byte>(msg));
+      }
+    }
+  };
+  std::vector<std::uint64_t> iters(sizes.size());
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    exchange(sizes[s], 3);  // warm-up: mailboxes, caches, page faults
+    cm.barrier();
+    const auto t0 = clock_type::now();
+    exchange(sizes[s], 4);
+    std::uint64_t n = static_cast<std::uint64_t>(
+        std::clamp(batch_seconds / std::max(seconds_since(t0) / 4, 1e-9), 1.0, 20000.0));
+    cm.bcast(std::span(&n, 1), 0);
+    iters[s] = n;
+  }
+  for (int b = 0; b < batches; ++b)
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      cm.barrier();
+      const auto t0 = clock_type::now();
+      exchange(sizes[s], iters[s]);
+      if (cm.rank() == 0) times[s].push_back(seconds_since(t0) / (2.0 * static_cast<double>(iters[s])));
+    }
+  // Keep the sums observable so the reductions are not optimised away.
+  if (reduce && acc[0] == -1.0) std::fputs("", stderr);
+}
+
+std::vector<sample> fastest(const std::vector<std::uint64_t>& sizes, const std::vector<std::vector<double>>& times) {
   std::vector<sample> out;
   for (std::size_t s = 0; s < sizes.size(); ++s)
     out.push_back({static_cast<double>(sizes[s]), *std::min_element(times[s].begin(), times[s].end())});
   return out;
+}
+
+}  // namespace
+
+std::vector<sample> ping_pong(const std::vector<std::uint64_t>& sizes, int batches, double batch_seconds) {
+  std::vector<std::vector<double>> times(sizes.size());
+  run(
+      2, [&](comm& cm) { exchange_sizes(cm, sizes, batches, batch_seconds, false, times); },
+      bench::measuring_team_options(std::chrono::milliseconds(10000)));
+  return fastest(sizes, times);
+}
+
+pair_timing time_pair(const std::vector<std::uint64_t>& sizes, int batches, double batch_seconds,
+                      const pair_exchange& how) {
+  std::vector<std::uint64_t> whole = sizes;
+  if (how.reduce)
+    for (std::uint64_t& b : whole) b = std::max<std::uint64_t>(sizeof(double), b / sizeof(double) * sizeof(double));
+  std::vector<std::vector<double>> times(whole.size());
+  team_options o = bench::measuring_team_options(std::chrono::milliseconds(10000));
+  // Rank r on core r: the pair's ranks are on their cores, the others leave at once.
+  o.binding = binding_policy::compact;
+  o.execution = execution_mode::threads;
+  o.topology.clear();
+  const int p = std::max(how.core_a, how.core_b) + 1;
+  team t(p, o);
+  run(t, [&](comm& cm) {
+    const std::array<int, 2> pair{how.core_a, how.core_b};
+    if (cm.rank() != pair[0] && cm.rank() != pair[1]) return;
+    std::optional<comm> two = cm.create(pair);
+    exchange_sizes(*two, whole, batches, batch_seconds, how.reduce, times);
+  });
+  pair_timing out;
+  out.samples = fastest(whole, times);
+  const std::vector<binding_info> where = t.bindings();
+  out.bound = where[static_cast<std::size_t>(how.core_a)].core == how.core_a &&
+              where[static_cast<std::size_t>(how.core_b)].core == how.core_b;
+  return out;
+}
+
+double reduction_gamma(std::span<const sample> plain, std::span<const sample> reducing, double min_bytes) {
+  std::vector<double> per_byte;
+  for (const sample& r : reducing)
+    for (const sample& q : plain)
+      if (q.bytes == r.bytes && r.bytes >= min_bytes && r.seconds > q.seconds)
+        per_byte.push_back((r.seconds - q.seconds) / r.bytes);
+  if (per_byte.empty()) return 0;
+  return bench::median(per_byte);
 }
 
 line_fit fit_line(std::span<const sample> pts) {
