@@ -93,6 +93,15 @@ std::shared_ptr<const cached_call> comm_state::checked_schedule(const call& c, c
   return entry;
 }
 
+void mark_failed(comm& c, const std::string& why) noexcept {
+  if (c.state_ && c.state_->failure.empty()) {
+    try {
+      c.state_->failure = why;
+    } catch (...) {
+    }
+  }
+}
+
 void comm_state::note_failure(const std::exception_ptr& e) noexcept {
   if (!failure.empty()) return;
   try {

@@ -110,6 +110,7 @@ void team_shared::release_threads() noexcept {
 process_part::~process_part() {
   if (!leaders) return;
   std::lock_guard traffic(mpi_traffic_lock());
+  if (team_failed && team_failed->load()) mark_failed(*leaders, "the thread team failed");
   leaders.reset();
 }
 
@@ -191,8 +192,12 @@ bool advance(chain& c) noexcept {
   const auto me = static_cast<std::size_t>(s.local->rank());
   bool moved = false;
   try {
+    // A failure of the thread team ends the chain: the thread call in flight reports it (its
+    // own error, such as the mismatch it found), anything else is released here.
+    const auto released_if_failed = [&] {
+      if (!c.local_call.valid()) sh.team->state().check_failure(s.thread, c.name.c_str());
+    };
     for (;;) {
-      sh.team->state().check_failure(s.thread, c.name.c_str());
       if (c.local_call.valid()) {
         if (!c.local_call.test()) return moved;
         c.local_call = ranklab::request();
@@ -205,7 +210,10 @@ bool advance(chain& c) noexcept {
           done = c.mpi_call.test();
           if (done) c.mpi_call = ranklab::mpi::request();
         }
-        if (!done) return moved;
+        if (!done) {
+          released_if_failed();
+          return moved;
+        }
         moved = true;
       }
       if (c.next == c.phases.size()) {
@@ -214,9 +222,15 @@ bool advance(chain& c) noexcept {
         return true;
       }
       phase& ph = c.phases[c.next];
-      if (ph.where == phase::level::thread && part.local_turn[me] != c.number) return moved;
+      if (ph.where == phase::level::thread && part.local_turn[me] != c.number) {
+        released_if_failed();
+        return moved;
+      }
       if (ph.where == phase::level::process) {
-        if (part.mpi_turn.load(std::memory_order_acquire) != c.number) return moved;
+        if (part.mpi_turn.load(std::memory_order_acquire) != c.number) {
+          released_if_failed();
+          return moved;
+        }
         std::lock_guard traffic(mpi_traffic_lock());
         ph.run();
         part.mpi_turn.store(c.number + 1, std::memory_order_release);
@@ -492,6 +506,7 @@ std::optional<team_comm> team_comm::form_from(const std::vector<std::vector<int>
   std::shared_ptr<detail::process_part> part;
   if (local->rank() == 0) {
     part = std::make_shared<detail::process_part>();
+    part->team_failed = &s.shared->failed;
     part->process_offset = offsets;
     part->process = my_process;
     part->size_for(local->size());
@@ -627,9 +642,18 @@ thread_team::thread_team(MPI_Comm parent, int threads_per_process, thread_team_o
   check(PMPI_Comm_set_errhandler(s.notices, MPI_ERRORS_RETURN), s.process, "thread_team", "PMPI_Comm_set_errhandler");
   if (const char* text = std::getenv("RANKLAB_HIERARCHY_ALGORITHMS"); text && *text)
     s.choices = rank_hierarchy::parse_choices(text);
+  // OS threads, whatever the machine: a rank blocks in MPI (PMPI_Comm_create_group when a comm
+  // is made), which on a fiber would stop its worker's other ranks, whose part of the same
+  // call it waits for.
+  if (options.threads.execution == execution_mode::fibers || options.threads.seed)
+    throw usage_error(s.process, "thread_team",
+                      "the ranks of a thread_team run as OS threads (they block in MPI calls): execution mode "
+                      "fibers and deterministic mode (a seed) are not available");
+  options.threads.execution = execution_mode::threads;
   s.team = std::make_unique<ranklab::team>(threads_per_process, options.threads);
   s.in_flight.resize(static_cast<std::size_t>(threads_per_process));
   s.world = std::make_shared<detail::process_part>();
+  s.world->team_failed = &s.failed;
   s.world->process = s.process;
   for (int q = 0; q <= s.processes; ++q) s.world->process_offset.push_back(q * threads_per_process);
   s.world->size_for(threads_per_process);
@@ -642,6 +666,7 @@ thread_team::thread_team(MPI_Comm parent, int threads_per_process, thread_team_o
 thread_team::~thread_team() {
   shared_->world.reset();  // frees its reference to world_leaders under the traffic lock
   std::lock_guard traffic(detail::mpi_traffic_lock());
+  if (shared_->failed.load() && shared_->world_leaders) detail::mark_failed(*shared_->world_leaders, "the thread team failed");
   shared_->world_leaders.reset();
 }
 

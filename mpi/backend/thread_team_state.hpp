@@ -70,6 +70,7 @@ struct process_part {
   std::shared_ptr<ranklab::mpi::comm> leaders;  // null when the comm has one process
   MPI_Comm leaders_native = MPI_COMM_NULL;      // its communicator (to make sub-comms from)
   std::atomic<std::uint64_t> mpi_turn{0};       // calls whose MPI phase has been started
+  const std::atomic<bool>* team_failed = nullptr;  // the thread_team's (team_shared::failed)
   // Per local rank (each entry touched by its rank only): calls whose thread phases have all
   // been started. Here rather than in a rank's team_comm, so that a rank attaching again
   // goes on where it stopped.

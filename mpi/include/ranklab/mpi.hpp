@@ -36,12 +36,17 @@
 namespace ranklab::mpi {
 
 class request;
+class comm;
 namespace detail {
 struct comm_state;
 struct pending_call;
 // Drops an unfinished request without waiting for it: its receive cancelled, its send left to
 // MPI (for a thread_team whose process has failed, where waiting could hang).
 void abandon(request& r) noexcept;
+// Marks the comm failed, so that it keeps its communicator when destroyed: messages of a
+// failed call may still arrive, and a freed communicator's context id goes to the next one
+// MPI makes (for a thread_team that failed while this comm had no call of its own failing).
+void mark_failed(ranklab::mpi::comm& c, const std::string& why) noexcept;
 }  // namespace detail
 
 class comm;
@@ -149,6 +154,7 @@ class comm : public collectives<comm, request> {
   MPI_Comm native() const;
 
  private:
+  friend void detail::mark_failed(ranklab::mpi::comm& c, const std::string& why) noexcept;
   std::shared_ptr<detail::comm_state> state_;
   int rank_ = 0;
   int size_ = 1;

@@ -143,8 +143,8 @@ class team_comm : public collectives<team_comm, team_request> {
   [[nodiscard]] team_request start_collective(const call& c, const void* in, void* out);
   [[nodiscard]] team_persistent_request init_collective(const call& c, const void* in, void* out);
 
-  // The thread-level comm of this process's ranks, and (at the rank that leads this process,
-  // local rank 0, else null) the MPI comm among the processes' leaders.
+  // The thread-level comm of this process's ranks, and the MPI comm among the processes'
+  // leaders: at local rank 0 of a comm with more than one process, else null.
   ranklab::comm& local();
   ranklab::mpi::comm* leaders();
 
