@@ -354,11 +354,15 @@ bool meets_preconditions(const algorithm& a, const coll_args& args) {
   if (a.needs_commutative && !args.commutative) return false;
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p))) return false;
   if (a.payload_bytes && a.payload_bytes(args) > fence_payload_capacity(args.p)) return false;
+  if (args.params.fixed_order && is_reduction(args.coll) && !a.fixed_order) return false;
   return true;
 }
 
 std::string unmet_precondition(const algorithm& a, const coll_args& args) {
   if (a.needs_commutative && !args.commutative) return "needs a commutative operator";
+  if (args.params.fixed_order && is_reduction(args.coll) && !a.fixed_order)
+    return "does not guarantee the left fold in rank order that a fixed-order call (algo_params::fixed_order, "
+           "RANKLAB_REPRODUCIBLE=1) asks for";
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p)))
     return fmt::format("needs p to be a power of two (p = {})", args.p);
   if (a.payload_bytes && a.payload_bytes(args) > fence_payload_capacity(args.p))
@@ -385,6 +389,24 @@ std::string env_name(collective c) {
   return s + "_ALGORITHM";
 }
 
+// A fixed-order call's "auto": the selection table knows nothing of the guarantee, so the
+// choice is the cheapest, under the machine's cost model, of the algorithms that give it.
+const algorithm* cheapest_fixed_order(const coll_args& args, std::size_t elem_size, std::string& why) {
+  const cost_model& m = detail::calibrated_cost_model();
+  const algorithm* best = nullptr;
+  double best_cost = 0;
+  for (const algorithm* a : registry::for_collective(args.coll)) {
+    if (!a->fixed_order || !meets_preconditions(*a, args)) continue;
+    const double t = a->cost ? a->cost(args, elem_size, m) : 1e300;
+    if (!best || t < best_cost) best = a, best_cost = t;
+  }
+  if (!best)
+    throw usage_error(no_rank, std::string(name(args.coll)),
+                      "a fixed-order call, and no registered algorithm guarantees the left fold in rank order for it");
+  why = "fixed order: the cheapest algorithm that guarantees the left fold in rank order";
+  return best;
+}
+
 const algorithm& require(collective c, std::string_view n, const char* origin) {
   if (const algorithm* a = registry::find(c, n)) return *a;
   std::string known;
@@ -404,6 +426,8 @@ const algorithm& select_algorithm(const coll_args& args, std::size_t elem_size, 
   } else if (const char* env = std::getenv(env_name(args.coll).c_str()); env && *env) {
     chosen = &require(args.coll, env, env_name(args.coll).c_str());
     why = "set by " + env_name(args.coll);
+  } else if (args.params.fixed_order && is_reduction(args.coll)) {
+    chosen = cheapest_fixed_order(args, elem_size, why);
   } else {
     chosen = detail::select_from_table(args, elem_size, why);
   }

@@ -18,6 +18,15 @@ struct algo {
   algo_params params{};
 };
 
+// A reduction whose result is, bit for bit, the left fold in rank order whatever serves it
+// (algo_params::fixed_order; docs/reproducibility.md): c.allreduce(in, out, ops::sum,
+// ranklab::fixed_order).
+inline constexpr algo fixed_order{"auto", {.fixed_order = true}};
+
+// Whether RANKLAB_REPRODUCIBLE is set (and not "0"): make_call then makes every reduction a
+// fixed-order one. Read once.
+bool reproducible_from_environment();
+
 // Everything a collective call needs besides its data.
 struct call {
   coll_args args;

@@ -46,6 +46,12 @@ struct algo_params {
   int radix = 0;              // k-nomial trees
   int removed_steps = -1;     // generalized allreduce: r
   std::uint64_t segment = 0;  // pipelined algorithms: elements per segment
+  // Fixed-order reductions (docs/reproducibility.md): the result must be, bit for bit, the
+  // left fold in rank order, ((x_0 (+) x_1) (+) x_2) ... (+) x_{p-1}, whatever serves the
+  // call: `auto` picks among the algorithms that guarantee it (algorithm::fixed_order), a
+  // named one that does not is a usage_error. RANKLAB_REPRODUCIBLE=1 sets it on every
+  // reduction make_call builds.
+  bool fixed_order = false;
   friend bool operator==(const algo_params&, const algo_params&) = default;
 };
 

@@ -55,6 +55,9 @@ struct algorithm {
   // Composes other registered algorithms' schedules over coll_args::hierarchy's domains
   // (ranklab/hierarchy.hpp); never itself a phase of such a composition.
   bool hierarchical = false;
+  // Its reductions are, bit for bit, the left fold in rank order for any p and any count
+  // (algo_params::fixed_order); checked by tests/test_fixed_order.cpp against a sequential fold.
+  bool fixed_order = false;
   // Algorithms whose data travels in fence lines (schedule::fence_payload): the largest
   // payload a rank of the call carries, in bytes (args.elem_size each); calls above
   // fence_payload_capacity(p) are refused. nullptr: no such limit.

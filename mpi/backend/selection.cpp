@@ -97,6 +97,8 @@ const selection_table* mpi_selection() {
 }
 
 mpi_choice choose_over_mpi(const coll_args& args, std::size_t elem_size, bool native_allowed) {
+  // The MPI library promises no order of its reductions: a fixed-order call stays with ranklab.
+  if (args.params.fixed_order && is_reduction(args.coll)) native_allowed = false;
   if (!forced_by_environment(args.coll)) {
     mpi_choice c = from_mpi_table(args, elem_size, native_allowed);
     if (c.native || c.algo) return c;

@@ -365,6 +365,60 @@ struct composer {
   }
 };
 
+// A fixed-order reduction (algo_params::fixed_order): the result must be the left fold in
+// rank order, which the levels' partial reductions would regroup. So the contributions
+// travel instead (an allgather, a gather to the root, or for reduce_scatter an alltoall of
+// the blocks), composed as above, and each rank folds what it needs in rank order: p times
+// the memory of the call, and the same bits as every fixed-order algorithm.
+void compose_fixed_order(chain& ch, team_comm_state& s, const call& c, const void* in, void* out) {
+  const coll_args& a = c.args;
+  const std::size_t es = c.type.size;
+  const auto p = static_cast<std::uint64_t>(a.p);
+  const int me = s.rank;
+  call sub;
+  std::uint64_t block = a.count;  // elements per contribution this rank folds
+  switch (a.coll) {
+    case collective::reduce:
+      sub = make_call(collective::gather, a.p, a.count, a.root, c.type);
+      break;
+    case collective::reduce_scatter:
+    case collective::reduce_scatter_block: {
+      std::vector<std::uint64_t> counts(static_cast<std::size_t>(p * p));
+      for (std::uint64_t i = 0; i < p; ++i)
+        for (std::uint64_t j = 0; j < p; ++j) counts[i * p + j] = block_count(a, static_cast<int>(j));
+      sub = make_vcall(collective::alltoallv, a.p, counts, {}, 0, c.type);
+      block = block_count(a, me);
+      break;
+    }
+    default:  // allreduce, scan, exscan
+      sub = make_call(collective::allgather, a.p, a.count, 0, c.type);
+  }
+  const bool folds_here = a.coll != collective::reduce || me == a.root;
+  std::byte* gathered = folds_here ? ch.temp(p * block * es) : nullptr;
+  auto inner = std::make_shared<composer>(ch, s, sub);
+  ch.keep = std::make_shared<std::pair<std::shared_ptr<void>, std::shared_ptr<composer>>>(ch.keep, inner);
+  if (sub.args.coll == collective::gather) inner->gather(in, gathered);
+  else if (sub.args.coll == collective::alltoallv) inner->alltoall(in, gathered);
+  else inner->allgather(in, gathered);
+  if (!folds_here) return;
+  const reduce_kernel kernel = kernel_for(c.reduction, c.type);
+  const void* context = c.reduction.context;
+  const collective coll = a.coll;
+  inner->work([=] {
+    // Contribution i after contribution i-1 has absorbed everything before it: the prefix of
+    // ranks 0..i (the earlier ones on the left, as the kernel combines).
+    const std::size_t bytes = block * es;
+    for (std::uint64_t i = 1; i < p && block > 0; ++i) kernel(gathered + (i - 1) * bytes, gathered + i * bytes, block, context);
+    auto* o = static_cast<std::byte*>(out);
+    if (coll == collective::scan) std::memcpy(o, gathered + static_cast<std::uint64_t>(me) * bytes, bytes);
+    else if (coll == collective::exscan) {
+      if (me > 0) std::memcpy(o, gathered + static_cast<std::uint64_t>(me - 1) * bytes, bytes);
+    } else {
+      std::memcpy(o, gathered + (p - 1) * bytes, bytes);
+    }
+  });
+}
+
 // The last thread phase lets the rank's next call start its own; a chain without one gets
 // an empty one first, so that calls still take their turns in order.
 void mark_last_thread_phase(chain& ch) {
@@ -394,6 +448,8 @@ void compose(chain& ch, team_comm_state& s, const call& c, const void* in, void*
     call between = c;
     between.choice.name = ch.choice == "auto" ? k.chosen("process", c.args.coll) : std::string_view(ch.choice);
     k.process_call(between, in, out);
+  } else if (c.args.params.fixed_order && is_reduction(c.args.coll)) {
+    compose_fixed_order(ch, s, c, in, out);
   } else {
     switch (c.args.coll) {
       case collective::barrier:
