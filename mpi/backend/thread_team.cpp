@@ -400,6 +400,7 @@ int team_comm::processes() const { return state_->processes(); }
 int team_comm::local_rank() const { return state_->local->rank(); }
 int team_comm::local_size() const { return state_->local->size(); }
 ranklab::comm& team_comm::local() { return *state_->local; }
+const algorithm* team_comm::last_process_algorithm() const { return state_->last_process_algorithm; }
 ranklab::mpi::comm* team_comm::leaders() {
   return state_->local->rank() == 0 ? state_->part->leaders.get() : nullptr;
 }
@@ -429,11 +430,13 @@ void team_comm::run_collective(const call& c, const void* in, void* out) {
   auto ch = make_chain(*state_, c, in, out);
   detail::launch(ch);
   detail::wait(*ch);
+  state_->last_process_algorithm = ch->process_algorithm;
 }
 
 team_request team_comm::start_collective(const call& c, const void* in, void* out) {
   auto ch = make_chain(*state_, c, in, out);
   detail::launch(ch);
+  state_->last_process_algorithm = nullptr;  // known once the leaders' call has started
   return team_request(std::move(ch));
 }
 

@@ -88,6 +88,7 @@ struct composer {
   void process_call(const call& k, const void* in, void* out) {
     ch.phases.push_back({phase::level::process, [&ch = ch, m = leaders, k, in, out] {
                            ch.mpi_call = m->start_collective(k, in, out);
+                           ch.process_algorithm = m->last_algorithm();  // under the traffic lock
                          }});
   }
   void work(std::function<void()> f) { ch.phases.push_back({phase::level::work, std::move(f)}); }

@@ -88,6 +88,7 @@ struct team_comm_state {
   std::shared_ptr<process_part> part;
   std::optional<ranklab::comm> local;
   int thread = 0;  // rank in shared->team (the in_flight list it advances)
+  const algorithm* last_process_algorithm = nullptr;  // of the last call this rank led
   int rank = 0;
   int size = 1;
   int processes() const { return static_cast<int>(part->process_offset.size()) - 1; }
@@ -109,6 +110,7 @@ struct chain {
   team_comm_state* comm = nullptr;
   std::string name;    // the collective, for errors
   std::string choice;  // the call's algorithm name (the process phase's, when named)
+  const algorithm* process_algorithm = nullptr;  // what the process phase ran (at its leader)
   std::uint64_t number = 0;  // the call's number on the comm (0, 1, ...)
   std::vector<phase> phases;
   std::size_t next = 0;

@@ -280,7 +280,7 @@ void named_algorithms(rank_check& k, team_comm& c) {
     check_blocking(k, c, s, "named algorithm");
     // The leaders ran the call between processes with the named algorithm.
     if (n.check_name && c.leaders() && c.processes() > 1) {
-      const ranklab::algorithm* a = c.leaders()->last_algorithm();
+      const ranklab::algorithm* a = c.last_process_algorithm();  // this rank led the call
       k.expect(a && a->name == n.algorithm, "named algorithm: " + describe(s) + ": the leaders ran " +
                                                 (a ? std::string(a->name) : std::string("nothing")));
     }
@@ -320,7 +320,7 @@ void environment_algorithms(rank_check& k, team_comm& c) {
     s.salt = ++salt;
     check_blocking(k, c, s, "RANKLAB_HIERARCHY_ALGORITHMS");
     if (c.leaders() && c.processes() > 1) {
-      const ranklab::algorithm* a = c.leaders()->last_algorithm();
+      const ranklab::algorithm* a = c.last_process_algorithm();  // this rank led the call
       k.expect(a && a->name == e.algorithm, "RANKLAB_HIERARCHY_ALGORITHMS: " + describe(s) + ": the leaders ran " +
                                                 (a ? std::string(a->name) : "nothing") + ", expected " +
                                                 std::string(e.algorithm));

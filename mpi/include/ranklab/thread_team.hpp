@@ -143,8 +143,14 @@ class team_comm : public collectives<team_comm, team_request> {
   [[nodiscard]] team_request start_collective(const call& c, const void* in, void* out);
   [[nodiscard]] team_persistent_request init_collective(const call& c, const void* in, void* out);
 
+  // The algorithm the call between processes of this rank's last collective ran, when this
+  // rank led it (see docs/mpi.md for who leads), else null.
+  const algorithm* last_process_algorithm() const;
+
   // The thread-level comm of this process's ranks, and the MPI comm among the processes'
-  // leaders: at local rank 0 of a comm with more than one process, else null.
+  // leaders: at local rank 0 of a comm with more than one process, else null. The process's
+  // other threads use that MPI comm too (each call's leader, under ranklab's traffic lock):
+  // read it (size, rank) but make no calls on it, nor read its last_algorithm().
   ranklab::comm& local();
   ranklab::mpi::comm* leaders();
 
