@@ -324,7 +324,7 @@ ranklab_cli_test(cli_verify_finds_missing_contribution 1
 ranklab_cli_test(cli_verify_finds_in_place_read 1
   "FAILED allreduce/reads_in_late allreduce(p=3, count=1, in place)\n      3 wrong elements of out in allreduce(p=3, count=1, in place)\n      rank 0 in round 1 reads in[0] after writing out[0]: in place they are one element"
   verify --coll allreduce --algo reads_in_late --p 1..4 --plugin ${_wrong})
-ranklab_cli_test(cli_verify_all_names_failures 1 "FAILED for 2 of 12 algorithms"
+ranklab_cli_test(cli_verify_all_names_failures 1 "FAILED for 2 of "
   verify --coll allreduce --p 1..4 --quick --plugin ${_wrong})
 ranklab_cli_test(cli_run_refuses_wrong_schedule 1 "missing: rank 0"
   run --coll allreduce --algo forgets_own -p 3 --plugin ${_wrong})

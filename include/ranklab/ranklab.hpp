@@ -14,6 +14,7 @@
 #include "ranklab/explore.hpp"
 #include "ranklab/hierarchy.hpp"
 #include "ranklab/registry.hpp"
+#include "ranklab/repro_sum.hpp"
 #include "ranklab/request.hpp"
 #include "ranklab/schedule.hpp"
 #include "ranklab/semantics.hpp"

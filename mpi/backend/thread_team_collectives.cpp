@@ -36,6 +36,11 @@ namespace {
 
 using counts = std::vector<std::uint64_t>;
 
+// memcpy, except that a buffer of a call of count 0 may be null.
+inline void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
+
 // Kept by the chain while it runs: its work phases use it.
 struct composer {
   chain& ch;
@@ -123,14 +128,14 @@ struct composer {
   void unpack(const std::byte* packed, std::byte* out) const {
     std::uint64_t at = 0;
     for (int r = 0; r < a.p; ++r) {
-      std::memcpy(out + block_offset(a, r) * es, packed + at * es, block(r) * es);
+      copy_bytes(out + block_offset(a, r) * es, packed + at * es, block(r) * es);
       at += block(r);
     }
   }
   void pack(const std::byte* in, std::byte* packed) const {
     std::uint64_t at = 0;
     for (int r = 0; r < a.p; ++r) {
-      std::memcpy(packed + at * es, in + block_offset(a, r) * es, block(r) * es);
+      copy_bytes(packed + at * es, in + block_offset(a, r) * es, block(r) * es);
       at += block(r);
     }
   }
@@ -190,9 +195,9 @@ struct composer {
       work([=, first = l == 0] {
         // This process's total: the inclusive prefix of its last rank.
         if (!exclusive) {
-          std::memcpy(total, mine, bytes);
+          copy_bytes(total, mine, bytes);
         } else {
-          std::memcpy(total, in, bytes);
+          copy_bytes(total, in, bytes);
           if (!first) combine_into(mine, total);
         }
       });
@@ -203,12 +208,12 @@ struct composer {
       auto* o = static_cast<std::byte*>(out);
       if (!exclusive) {
         if (has_before) combine_into(before, mine);
-        std::memcpy(o, mine, bytes);
+        copy_bytes(o, mine, bytes);
       } else if (has_before) {
         if (!first) combine_into(before, mine);
-        std::memcpy(o, first ? before : mine, bytes);
+        copy_bytes(o, first ? before : mine, bytes);
       } else if (!first) {
-        std::memcpy(o, mine, bytes);
+        copy_bytes(o, mine, bytes);
       }  // the comm's rank 0: exscan leaves its output alone
     });
   }
@@ -336,7 +341,7 @@ struct composer {
             for (int j = 0; j < off[static_cast<std::size_t>(y)]; ++j) from += sent(first + i, j);
             std::uint64_t len = 0;
             for (int j = off[static_cast<std::size_t>(y)]; j < off[y + 1u]; ++j) len += sent(first + i, j);
-            std::memcpy(outgoing + at * es, gathered + from * es, len * es);
+            copy_bytes(outgoing + at * es, gathered + from * es, len * es);
             at += len;
           }
       });
@@ -356,7 +361,7 @@ struct composer {
         for (int i = 0; i < a.p; ++i)
           for (int j = 0; j < n; ++j) {
             const std::uint64_t len = sent(i, first + j);
-            std::memcpy(scattered + column_start[static_cast<std::size_t>(j)] * es, incoming + at * es, len * es);
+            copy_bytes(scattered + column_start[static_cast<std::size_t>(j)] * es, incoming + at * es, len * es);
             column_start[static_cast<std::size_t>(j)] += len;
             at += len;
           }
@@ -411,11 +416,11 @@ void compose_fixed_order(chain& ch, team_comm_state& s, const call& c, const voi
     const std::size_t bytes = block * es;
     for (std::uint64_t i = 1; i < p && block > 0; ++i) kernel(gathered + (i - 1) * bytes, gathered + i * bytes, block, context);
     auto* o = static_cast<std::byte*>(out);
-    if (coll == collective::scan) std::memcpy(o, gathered + static_cast<std::uint64_t>(me) * bytes, bytes);
+    if (coll == collective::scan) copy_bytes(o, gathered + static_cast<std::uint64_t>(me) * bytes, bytes);
     else if (coll == collective::exscan) {
-      if (me > 0) std::memcpy(o, gathered + static_cast<std::uint64_t>(me - 1) * bytes, bytes);
+      if (me > 0) copy_bytes(o, gathered + static_cast<std::uint64_t>(me - 1) * bytes, bytes);
     } else {
-      std::memcpy(o, gathered + (p - 1) * bytes, bytes);
+      copy_bytes(o, gathered + (p - 1) * bytes, bytes);
     }
   });
 }

@@ -34,9 +34,13 @@ struct job {
   std::vector<std::uint64_t> counts;
   std::function<job(const std::vector<std::uint64_t>&)> complete;
 
+  // A reproducible sum (reproducible.hpp): the native collective would round its own way.
+  bool reproducible = false;
+
   // Whether the native collective may stand in for this call where the MPI table says it is
-  // faster: not for a reduction it is known to get wrong (reduction_spec::native_trusted).
-  bool native_trusted() const { return !spec || spec->native_trusted(); }
+  // faster: not for a reduction it is known to get wrong (reduction_spec::native_trusted),
+  // nor for a reproducible sum.
+  bool native_trusted() const { return !reproducible && (!spec || spec->native_trusted()); }
   // Keeps `s` alive with the job; returns it.
   const staged& keep(staged s);
   std::byte* temporary(std::uint64_t bytes);

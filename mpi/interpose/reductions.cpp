@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "movement.hpp"
+#include "reproducible.hpp"
 #include "types.hpp"
 
 using namespace ranklab;
@@ -50,6 +51,8 @@ int elementwise(collective c, const void* sendbuf, void* recvbuf, int count, MPI
         return handles{t, MPI_DATATYPE_NULL, o};
       },
       [&](comm_state& st) {
+        if (const repro_kind k = reproducible_sum(t, o); k != repro_kind::none)
+          return reproducible_elementwise(st, c, k, sendbuf, recvbuf, nonnegative(count));
         job j = reduction_job(st, c, nonnegative(count), 0, t, o);
         elementwise_buffers(j, st, c, sendbuf, recvbuf, nonnegative(count), t);
         return j;
@@ -76,6 +79,10 @@ int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
       [&](comm_state& st) {
         require_root(st, root);
         const std::uint64_t n = nonnegative(count);
+        if (const repro_kind k = reproducible_sum(datatype, op); k != repro_kind::none) {
+          if (st.rank != root) require_not_in_place(st, collective::reduce, sendbuf);
+          return reproducible_reduce(st, k, sendbuf, recvbuf, n, root);
+        }
         job j = reduction_job(st, collective::reduce, n, root, datatype, op);
         if (st.rank != root) {
           require_not_in_place(st, collective::reduce, sendbuf);
@@ -100,6 +107,9 @@ int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_
       },
       [&](comm_state& st) {
         const std::uint64_t n = nonnegative(recvcount);
+        if (const repro_kind k = reproducible_sum(datatype, op); k != repro_kind::none)
+          return reproducible_scattered(st, collective::reduce_scatter_block, k, sendbuf, recvbuf,
+                                        std::vector<std::uint64_t>(static_cast<std::size_t>(st.size), n));
         return scattered(reduction_job(st, collective::reduce_scatter_block, n, 0, datatype, op), sendbuf, recvbuf,
                          n * static_cast<std::uint64_t>(st.size), n, datatype);
       },
@@ -117,6 +127,8 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], M
         auto spec = std::make_unique<reduction_spec>(datatype, op);
         std::vector<std::uint64_t> counts;
         for (int k = 0; k < st.size; ++k) counts.push_back(nonnegative(recvcounts[k]));
+        if (const repro_kind kind = reproducible_sum(datatype, op); kind != repro_kind::none)
+          return reproducible_scattered(st, collective::reduce_scatter, kind, sendbuf, recvbuf, counts);
         const std::uint64_t total = std::accumulate(counts.begin(), counts.end(), std::uint64_t{0});
         const std::uint64_t mine = counts[static_cast<std::size_t>(st.rank)];
         job j{make_vcall(collective::reduce_scatter, st.size, counts, {}, 0, spec->type(), spec->reduction())};
