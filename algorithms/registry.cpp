@@ -353,6 +353,7 @@ std::vector<const algorithm*> load_plugins_from_environment() {
 bool meets_preconditions(const algorithm& a, const coll_args& args) {
   if (a.needs_commutative && !args.commutative) return false;
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p))) return false;
+  if (a.only_p > 0 && args.p != a.only_p) return false;
   if (a.payload_bytes && a.payload_bytes(args) > fence_payload_capacity(args.p)) return false;
   if (args.params.fixed_order && is_reduction(args.coll) && !a.fixed_order) return false;
   return true;
@@ -365,6 +366,7 @@ std::string unmet_precondition(const algorithm& a, const coll_args& args) {
            "RANKLAB_REPRODUCIBLE=1) asks for";
   if (a.needs_power_of_two && !std::has_single_bit(static_cast<unsigned>(args.p)))
     return fmt::format("needs p to be a power of two (p = {})", args.p);
+  if (a.only_p > 0 && args.p != a.only_p) return fmt::format("takes exactly {} ranks (p = {})", a.only_p, args.p);
   if (a.payload_bytes && a.payload_bytes(args) > fence_payload_capacity(args.p))
     return fmt::format("carries at most {} bytes per rank with its fence at p = {}, this call {}",
                        fence_payload_capacity(args.p), args.p, a.payload_bytes(args));

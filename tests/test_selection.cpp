@@ -473,9 +473,9 @@ TEST_SUITE("selection") {
     selection_table hostile;
     hostile.source = "hostile.json";
     for (const algorithm* a : registry::all())
-      if (a->needs_commutative || a->needs_power_of_two) hostile.rules.push_back(rule(a->coll, std::string(a->name)));
+      if (a->needs_commutative || a->needs_power_of_two || a->only_p > 0) hostile.rules.push_back(rule(a->coll, std::string(a->name)));
     for (const algorithm* a : registry::all())
-      if (!a->needs_commutative && !a->needs_power_of_two) hostile.rules.push_back(rule(a->coll, std::string(a->name)));
+      if (!a->needs_commutative && !a->needs_power_of_two && a->only_p == 0) hostile.rules.push_back(rule(a->coll, std::string(a->name)));
     const std::vector<int> ps = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 32, 33, 64, 100, 128};
     int checked = 0;
     for (int table = 0; table < 2; ++table) {

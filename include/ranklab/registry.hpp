@@ -51,6 +51,9 @@ struct algorithm {
   std::string_view summary;         // source, rounds, cost in one line
   bool needs_commutative = false;   // the operator must be commutative
   bool needs_power_of_two = false;  // p must be a power of two
+  // > 0: the algorithm takes exactly this many ranks (the two-process specialisations that
+  // Open MPI ships, only_p = 2); other p are refused as a precondition, not by the builder.
+  int only_p = 0;
   bool one_ported = true;           // false: shared-memory direct, outside the model
   // Composes other registered algorithms' schedules over coll_args::hierarchy's domains
   // (ranklab/hierarchy.hpp); never itself a phase of such a composition.

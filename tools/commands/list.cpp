@@ -19,6 +19,7 @@ std::string preconditions(const algorithm& a) {
   std::string s;
   if (a.needs_commutative) s += "commutative op";
   if (a.needs_power_of_two) s += std::string(s.empty() ? "" : ", ") + "p power of two";
+  if (a.only_p > 0) s += std::string(s.empty() ? "" : ", ") + fmt::format("p = {} only", a.only_p);
   if (!a.one_ported) s += std::string(s.empty() ? "" : ", ") + "shared memory (not one-ported)";
   if (a.payload_bytes)
     s += std::string(s.empty() ? "" : ", ") + fmt::format("<= {} B per rank with the fence ({} B for p > {})",
@@ -68,6 +69,7 @@ nlohmann::json json_of(const algorithm& a) {
           {"preconditions", preconditions(a)},
           {"needs_commutative", a.needs_commutative},
           {"needs_power_of_two", a.needs_power_of_two},
+          {"only_p", a.only_p},
           {"one_ported", a.one_ported},
           {"composition", a.composition},
           {"summary", a.summary}};

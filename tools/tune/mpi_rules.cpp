@@ -43,7 +43,7 @@ configuration configuration_of(const std::vector<bench::result_row>& rows, colle
   return cf;
 }
 
-bool unconditional(const algorithm& a) { return !a.needs_commutative && !a.needs_power_of_two; }
+bool unconditional(const algorithm& a) { return !a.needs_commutative && !a.needs_power_of_two && a.only_p == 0; }
 
 // The band's rule algorithms: those faster than native by the margin, fastest first, up to
 // the first one without preconditions (later ones would never be reached); then native,

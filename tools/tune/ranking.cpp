@@ -208,7 +208,7 @@ std::vector<candidate> measure(const call& c, int batches, double batch_seconds)
   return cands;
 }
 
-bool unconditional(const algorithm& a) { return !a.needs_commutative && !a.needs_power_of_two; }
+bool unconditional(const algorithm& a) { return !a.needs_commutative && !a.needs_power_of_two && a.only_p == 0; }
 
 // The rules of one (collective, p range, band): the fastest, then the next fastest until
 // one that accepts every call (no preconditions), so that calls the winner cannot run fall
