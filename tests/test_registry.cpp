@@ -111,13 +111,13 @@ TEST_CASE("registry::add accepts needs_commutative on a collective without an op
 }
 
 TEST_CASE("registry::add refuses a name registered twice, and registers none of its collectives then") {
-  // bcast `linear` is the library's; barrier has no `linear`, and must not get one either.
-  REQUIRE(registry::find(collective::bcast, "linear") != nullptr);
-  REQUIRE(registry::find(collective::barrier, "linear") == nullptr);
-  const std::string why = refusal(declared("linear", {collective::barrier, collective::bcast}));
-  CHECK(contains(why, "registry::add: algorithm 'linear' for bcast registered twice (first by "));
+  // bcast `binomial` is the library's; barrier has no `binomial`, and must not get one either.
+  REQUIRE(registry::find(collective::bcast, "binomial") != nullptr);
+  REQUIRE(registry::find(collective::barrier, "binomial") == nullptr);
+  const std::string why = refusal(declared("binomial", {collective::barrier, collective::bcast}));
+  CHECK(contains(why, "registry::add: algorithm 'binomial' for bcast registered twice (first by "));
   CHECK(contains(why, "libranklab"));
-  CHECK(registry::find(collective::barrier, "linear") == nullptr);
+  CHECK(registry::find(collective::barrier, "binomial") == nullptr);
   // And one of a test's own.
   REQUIRE(refusal(declared("test_once")).empty());
   CHECK(contains(refusal(declared("test_once")), "algorithm 'test_once' for barrier registered twice"));
