@@ -40,7 +40,7 @@ ranklab_cli_misuse(run_unknown_coll
   "--coll bcst: unknown collective (did you mean bcast?); valid: barrier, bcast, reduce, allreduce,"
   run --coll bcst -p 2)
 ranklab_cli_misuse(run_unknown_algo
-  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: auto, binomial, chain, circulant,"
+  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: auto, "
   run --coll bcast --algo binomal -p 2)
 ranklab_cli_misuse(run_algo_precondition "--algo hypercube: algorithm 'hypercube' needs p to be a power of two"
   run --coll alltoall --algo hypercube -p 3)
@@ -91,14 +91,14 @@ ranklab_cli_misuse(verify_negative_threads "--threads -1: must be in 0..1024 (0:
   verify --p 1..8 --threads -1)
 # --coll/--algo: any registered algorithm instead of the circulant schedules.
 ranklab_cli_misuse(schedule_unknown_algo
-  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: auto, binomial, chain, circulant,"
+  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: auto, "
   schedule -p 4 --coll bcast --algo binomal)
 ranklab_cli_misuse(schedule_algo_without_coll "--algo: only with --coll (the circulant broadcast schedules have none)"
   schedule -p 4 --algo binomial)
 ranklab_cli_misuse(schedule_algo_precondition "--algo hypercube: algorithm 'hypercube' needs p to be a power of two"
   schedule -p 3 --coll alltoall --algo hypercube)
 ranklab_cli_misuse(verify_unknown_algo
-  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: all, binomial, chain, circulant,"
+  "--algo binomal: not an algorithm of bcast (did you mean binomial?); valid: all, "
   verify --coll bcast --algo binomal --p 4)
 ranklab_cli_misuse(verify_unknown_coll "--coll bcst: unknown collective (did you mean bcast?)"
   verify --coll bcst --p 4)

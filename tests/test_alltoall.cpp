@@ -124,6 +124,7 @@ TEST_CASE("alltoall(v): the user API runs every algorithm") {
       for (int j = 0; j < p; ++j) in[j] = c.rank() * 100 + j;
       c.alltoall(in, out, {algo});
       for (int j = 0; j < p; ++j) CHECK(out[j] == j * 100 + c.rank());
+      if (registry::find(collective::alltoallv, algo) == nullptr) return;  // alltoall alone (bine, two_procs)
       // counts[i*p + j] = (i + j) % 3 elements, each i*100 + j
       std::vector<std::uint64_t> cnt(static_cast<std::size_t>(p) * p);
       for (int i = 0; i < p; ++i)

@@ -16,7 +16,6 @@
 // Default segment: the S that minimises (D - k + kS)(alpha + beta m / S),
 // S* = sqrt((D - k) beta m / (k alpha)); for the default cost model and 8-byte elements
 // S = round(sqrt((D - k) count / (625 k))), clamped to 1 .. count. count 0 is one empty segment.
-// Radix 1 is the chain (bcast chain's schedule).
 #include <algorithm>
 #include <cmath>
 #include <vector>
