@@ -20,10 +20,11 @@
 // Cost: 2 log2 q alpha + (q-1)/q m (2 beta + gamma) (+ 2 alpha + (2 beta + gamma) m folded).
 // See docs/algorithms.md, "allreduce".
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "patterns/bine.hpp"
-#include "patterns/recursive_halving.hpp"
-#include "patterns/reduce_blocks.hpp"
+#include "patterns/butterfly_allreduce.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -39,59 +40,25 @@ schedule build(const coll_args& a, int rank) {
   const std::uint64_t n = a.count;
   schedule s(rank, a.p, n, n);
   const detail::fold_plan f(a.p);
-  const int q = f.pof2, steps = detail::swing_steps(q);
+  const int q = f.pof2, count = detail::swing_steps(q);
   detail::block_store st(s, detail::equal_split(n, q), out_buffer, 0, /*out_may_alias_in=*/true);
   const int v = f.newrank(rank);  // -1: folded away, idle during the butterfly
-  std::vector<int> peer(static_cast<std::size_t>(steps));
-  std::vector<std::vector<int>> mine(static_cast<std::size_t>(steps)), theirs(static_cast<std::size_t>(steps));
+  std::vector<detail::butterfly_step> steps;
   if (v >= 0)
-    for (int k = 0; k < steps; ++k) {
-      const std::size_t i = static_cast<std::size_t>(k);
+    for (int k = 0; k < count; ++k) {
       if (!detail::bine_butterfly_consistent(v, k, q)) throw std::logic_error("bine: butterfly labels overlap");
-      peer[i] = detail::bine_butterfly_peer(v, k, q);
-      mine[i] = labels(detail::bine_kept(v, k, steps));
-      theirs[i] = labels(detail::bine_kept(peer[i], k, steps));
+      detail::butterfly_step b;
+      b.peer = detail::bine_butterfly_peer(v, k, q);
+      b.mine = labels(detail::bine_kept(v, k, count));
+      b.theirs = labels(detail::bine_kept(b.peer, k, count));
+      steps.push_back(std::move(b));
     }
-  if (f.rem > 0) detail::fold_round(st, f, rank);
-  for (int k = 0; k < steps; ++k) {  // reduce-scatter, distance doubling
-    const std::size_t i = static_cast<std::size_t>(k);
-    detail::exchange e;
-    if (v >= 0) {
-      e.send_to = e.recv_from = f.real(peer[i]);
-      e.send_blocks = theirs[i];
-      e.recv_blocks = mine[i];
-      e.combines = true;
-      e.incoming_lower = peer[i] < v;
-    }
-    st.round(e);
-  }
-  for (int k = steps - 1; k >= 0; --k) {  // allgather, distance halving
-    const std::size_t i = static_cast<std::size_t>(k);
-    detail::exchange e;
-    if (v >= 0) {
-      e.send_to = e.recv_from = f.real(peer[i]);
-      e.send_blocks = mine[i];
-      e.recv_blocks = theirs[i];
-      e.combines = false;
-    }
-    st.round(e);
-  }
-  if (f.rem > 0) {
-    const std::vector<int> all = detail::all_blocks(st.size());
-    detail::unfold_round(st, f, rank, all, all);
-  }
-  st.settle_all();  // p == 1
+  detail::butterfly_allreduce(st, f, rank, steps, count);
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const detail::fold_plan f(a.p);
-  const int steps = detail::swing_steps(f.pof2);
-  const double bytes = static_cast<double>(a.count * elem);
-  const double frac = static_cast<double>(f.pof2 - 1) / f.pof2;
-  double t = 2 * steps * m.alpha + frac * bytes * (2 * m.beta + m.gamma);
-  if (f.rem > 0) t += 2 * m.alpha + (2 * m.beta + m.gamma) * bytes;
-  return t;
+  return detail::butterfly_allreduce_cost(a, elem, m, detail::swing_steps(detail::fold_plan(a.p).pof2));
 }
 
 const algorithm info{

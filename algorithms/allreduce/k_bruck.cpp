@@ -15,59 +15,20 @@
 // Cost: R alpha + beta m (p-1) + gamma m (p-1) (m = bytes of one vector), plus the rotation
 // copy of about p m: every rank reduces everything, so it pays only for small vectors.
 // See docs/algorithms.md, "allreduce".
-#include <cstdint>
-#include <vector>
-
-#include "patterns/compose.hpp"
-#include "ranklab/errors.hpp"
+#include "patterns/allgather_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
 namespace {
 
-constexpr const char* gather_algorithm = "k_bruck";
-
-coll_args gather_args(const coll_args& a) {
-  coll_args g;
-  g.coll = collective::allgather;
-  g.p = a.p;
-  g.count = a.count;
-  g.elem_size = a.elem_size;
-  g.params.radix = a.params.radix;
-  return g;
-}
-
-const algorithm& gatherer(int rank) {
-  const algorithm* g = registry::find(collective::allgather, gather_algorithm);
-  if (g == nullptr) throw usage_error(rank, "allreduce", "k_bruck: allgather k_bruck is not registered");
-  return *g;
-}
+const algorithm& gatherer(int rank) { return detail::allgather_fold_gatherer("k_bruck", "k_bruck", rank); }
 
 schedule build(const coll_args& a, int rank) {
-  const std::uint64_t n = a.count;
-  schedule s(rank, a.p, n, n);
-  const buffer_id all = s.scratch(n * static_cast<std::uint64_t>(a.p));
-  const schedule phase = gatherer(rank).build(gather_args(a), rank);
-  std::vector<int> members(static_cast<std::size_t>(a.p));
-  for (int i = 0; i < a.p; ++i) members[static_cast<std::size_t>(i)] = i;
-  detail::phase_place at;
-  at.in = region{in_buffer, 0, n};
-  at.out = region{all, 0, n * static_cast<std::uint64_t>(a.p)};
-  detail::append_phase(s, phase, members, at, detail::phase_length(phase));
-  // The fold, after the last round's messages (p = 1: in the prologue's round).
-  if (n > 0) {
-    s.copy(region{all, 0, n}, region{out_buffer, 0, n});
-    for (int j = 1; j < a.p; ++j)
-      s.reduce(region{all, n * static_cast<std::uint64_t>(j), n}, region{out_buffer, 0, n}, combine::reduce_in_right);
-  }
-  return s;
+  return detail::allgather_fold_build(a, rank, gatherer(rank), detail::allgather_fold_args(a, a.params.radix));
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const double vec = static_cast<double>(a.count * elem);
-  const algorithm& ga = gatherer(no_rank);
-  const double gather = ga.cost != nullptr ? ga.cost(gather_args(a), elem, m) : 0.0;
-  return gather + m.gamma * vec * (a.p - 1);
+  return detail::allgather_fold_cost(a, elem, m, gatherer(no_rank), detail::allgather_fold_args(a, a.params.radix));
 }
 
 const algorithm info{

@@ -15,6 +15,7 @@
 
 #include "patterns/recexch_plan.hpp"
 #include "patterns/reduce_blocks.hpp"
+#include "patterns/vector_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -27,21 +28,9 @@ schedule build(const coll_args& a, int rank) {
   const detail::recexch_plan f(a.p, detail::recexch_radix(a, rank, "allreduce"));
   if (a.p == 1) return s;
   // Incoming vectors: slot j holds the one of round j of a phase (or fold round j).
-  std::vector<region> slot;
-  auto buf = [&](int j) {
-    while (static_cast<int>(slot.size()) <= j) slot.push_back(region{s.scratch(n), 0, n});
-    return slot[static_cast<std::size_t>(j)];
-  };
-  // out holds the operand of position `mine` among `count` operands in rank order, the others
-  // are at(e): out = operand_0 (+) ... (+) operand_{count-1}, as a left fold.
-  auto fold = [&](int count, int mine, auto at) {
-    if (mine > 0) {
-      const region acc = at(0);
-      for (int e = 1; e < mine; ++e) s.reduce(at(e), acc, combine::reduce_in_right);
-      s.reduce(acc, out, combine::reduce_in_left);
-    }
-    for (int e = mine + 1; e < count; ++e) s.reduce(at(e), out, combine::reduce_in_right);
-  };
+  detail::vector_slots v_slots(s, out, n);
+  auto buf = [&](int j) { return v_slots.slot(j); };
+  auto fold = [&](int count, int mine, auto at) { v_slots.fold(count, mine, at); };
   detail::recexch_rounds(
       s, f, rank,
       [&](int partner, bool survives, int t, bool last) {
@@ -77,9 +66,10 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "recexch",
     .coll = collective::allreduce,
-    .summary = "MPICH recursive exchange, radix k (param, default 4; 2 = recursive_doubling's rounds), whole "
-               "vectors, k-1 ports: log_k p' (+2) rounds; one-ported (k-1) log_k p' (+2f); rounds(alpha + beta m) "
-               "+ ((k-1) log_k p' + f) gamma m; rank-ordered",
+    .summary =
+        "MPICH recursive exchange, radix k (param, default 4; 2 = recursive_doubling's rounds), whole "
+        "vectors, k-1 ports: log_k p' (+2) rounds; one-ported (k-1) log_k p' (+2f); rounds(alpha + beta m) "
+        "+ ((k-1) log_k p' + f) gamma m; rank-ordered",
     .build = build,
     .cost = cost,
 };

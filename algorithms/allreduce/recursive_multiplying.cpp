@@ -16,6 +16,7 @@
 
 #include "patterns/recexch_plan.hpp"
 #include "patterns/reduce_blocks.hpp"
+#include "patterns/vector_fold.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
@@ -44,23 +45,13 @@ schedule build(const coll_args& a, int rank) {
   const region out = detail::own_vector_in_out(s, n);
   const plan f(a.p, detail::recexch_radix(a, rank, "allreduce"));
   if (a.p == 1) return s;
-  std::vector<region> slot;
-  auto buf = [&](int j) {
-    while (static_cast<int>(slot.size()) <= j) slot.push_back(region{s.scratch(n), 0, n});
-    return slot[static_cast<std::size_t>(j)];
-  };
-  // out = operand_0 (+) ... (+) operand_{count-1} (left fold), out holding operand `mine`.
-  auto fold = [&](int count, int mine, auto at) {
-    if (mine > 0) {
-      const region acc = at(0);
-      for (int e = 1; e < mine; ++e) s.reduce(at(e), acc, combine::reduce_in_right);
-      s.reduce(acc, out, combine::reduce_in_left);
-    }
-    for (int e = mine + 1; e < count; ++e) s.reduce(at(e), out, combine::reduce_in_right);
-  };
+  // Incoming vectors: slot j holds the one of round j of a phase (or fold round j).
+  detail::vector_slots v_slots(s, out, n);
+  auto buf = [&](int j) { return v_slots.slot(j); };
+  auto fold = [&](int count, int mine, auto at) { v_slots.fold(count, mine, at); };
   const bool inside = rank < f.q;
   const int senders = inside ? (a.p - 1 - rank) / f.q : 0;  // ranks rank + q, rank + 2q, ... < p
-  for (int t = 0; t < f.fold; ++t) {  // fold round t: rank j + (t+1) q sends to j
+  for (int t = 0; t < f.fold; ++t) {                        // fold round t: rank j + (t+1) q sends to j
     s.next_round();
     if (!inside && rank / f.q - 1 == t) s.send(rank % f.q, out);
     if (inside && t < senders) {
@@ -96,9 +87,10 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "recursive_multiplying",
     .coll = collective::allreduce,
-    .summary = "MPICH recursive multiplying (Ruefenacht et al. 2017), radix k (param, default 4), round-robin fold, "
-               "k-1 ports: log_k p' (+2) rounds; one-ported (k-1) log_k p' + 2(ceil(p/p')-1); rounds(alpha + beta m) "
-               "+ ((k-1) log_k p' + f) gamma m; commutative operators",
+    .summary =
+        "MPICH recursive multiplying (Ruefenacht et al. 2017), radix k (param, default 4), round-robin fold, "
+        "k-1 ports: log_k p' (+2) rounds; one-ported (k-1) log_k p' + 2(ceil(p/p')-1); rounds(alpha + beta m) "
+        "+ ((k-1) log_k p' + f) gamma m; commutative operators",
     .needs_commutative = true,
     .build = build,
     .cost = cost,

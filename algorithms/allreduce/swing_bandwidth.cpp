@@ -17,9 +17,10 @@
 // Rounds: 2 log2 p (p a power of two), 2 log2 p' + 2 otherwise.
 // Cost: 2 log2 p alpha + 2 (p-1)/p beta m + (p-1)/p gamma m (p = p'), plus
 // 2 alpha + (2 beta + gamma) m when folding.
-#include "patterns/folding.hpp"
-#include "patterns/recursive_halving.hpp"
-#include "patterns/reduce_blocks.hpp"
+#include <utility>
+#include <vector>
+
+#include "patterns/butterfly_allreduce.hpp"
 #include "patterns/swing.hpp"
 #include "ranklab/registry.hpp"
 
@@ -31,65 +32,32 @@ schedule build(const coll_args& a, int rank) {
   schedule s(rank, a.p, n, n);
   const detail::fold_plan f(a.p);
   detail::block_store st(s, detail::equal_split(n, f.pof2), out_buffer, 0, /*out_may_alias_in=*/true);
-  const int steps = detail::swing_steps(f.pof2);
+  const int count = detail::swing_steps(f.pof2);
   const int v = f.newrank(rank);  // -1: folded away, idle during the Swing steps
-  std::vector<std::vector<int>> mine(static_cast<std::size_t>(steps)), theirs(static_cast<std::size_t>(steps));
-  std::vector<int> peer(static_cast<std::size_t>(steps));  // new ranks
+  std::vector<detail::butterfly_step> steps;
   if (v >= 0)
-    for (int k = 0; k < steps; ++k) {
-      const std::size_t i = static_cast<std::size_t>(k);
-      peer[i] = detail::swing_peer(v, k, f.pof2);
-      mine[i] = detail::swing_owned(v, k + 1, f.pof2);
-      theirs[i] = detail::swing_owned(peer[i], k + 1, f.pof2);
+    for (int k = 0; k < count; ++k) {
+      detail::butterfly_step b;
+      b.peer = detail::swing_peer(v, k, f.pof2);
+      b.mine = detail::swing_owned(v, k + 1, f.pof2);
+      b.theirs = detail::swing_owned(b.peer, k + 1, f.pof2);
+      steps.push_back(std::move(b));
     }
-  if (f.rem > 0) detail::fold_round(st, f, rank);
-  for (int k = 0; k < steps; ++k) {  // reduce-scatter
-    const std::size_t i = static_cast<std::size_t>(k);
-    detail::exchange e;
-    if (v >= 0) {
-      e.send_to = e.recv_from = f.real(peer[i]);
-      e.send_blocks = theirs[i];
-      e.recv_blocks = mine[i];
-      e.combines = true;
-      e.incoming_lower = peer[i] < v;
-    }
-    st.round(e);
-  }
-  for (int k = steps - 1; k >= 0; --k) {  // allgather, the same steps backwards
-    const std::size_t i = static_cast<std::size_t>(k);
-    detail::exchange e;
-    if (v >= 0) {
-      e.send_to = e.recv_from = f.real(peer[i]);
-      e.send_blocks = mine[i];
-      e.recv_blocks = theirs[i];
-      e.combines = false;
-    }
-    st.round(e);
-  }
-  if (f.rem > 0) {
-    const std::vector<int> all = detail::all_blocks(st.size());
-    detail::unfold_round(st, f, rank, all, all);
-  }
-  st.settle_all();  // p == 1
+  detail::butterfly_allreduce(st, f, rank, steps, count);
   return s;
 }
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
-  const detail::fold_plan f(a.p);
-  const int steps = detail::swing_steps(f.pof2);
-  const double bytes = static_cast<double>(a.count * elem);
-  const double q = static_cast<double>(f.pof2 - 1) / f.pof2;
-  double t = 2 * steps * m.alpha + 2 * q * m.beta * bytes + q * m.gamma * bytes;
-  if (f.rem > 0) t += 2 * m.alpha + (2 * m.beta + m.gamma) * bytes;  // fold and unfold
-  return t;
+  return detail::butterfly_allreduce_cost(a, elem, m, detail::swing_steps(detail::fold_plan(a.p).pof2));
 }
 
 const algorithm info{
     .name = "swing_bandwidth",
     .coll = collective::allreduce,
-    .summary = "Swing, bandwidth-optimal (De Sensi et al. NSDI 2024): reduce-scatter over peers r +- rho(s), "
-               "rho = 1, -1, 3, -5, ..., + allgather backwards, other p by folding: 2 log2 p' (+2) rounds, "
-               "2 log2 p' alpha + (p'-1)/p' m (2 beta + gamma) (+ 2 alpha + (2 beta + gamma) m); commutative operators",
+    .summary =
+        "Swing, bandwidth-optimal (De Sensi et al. NSDI 2024): reduce-scatter over peers r +- rho(s), "
+        "rho = 1, -1, 3, -5, ..., + allgather backwards, other p by folding: 2 log2 p' (+2) rounds, "
+        "2 log2 p' alpha + (p'-1)/p' m (2 beta + gamma) (+ 2 alpha + (2 beta + gamma) m); commutative operators",
     .needs_commutative = true,
     .composition = "reduce-scatter + allgather (Swing peers)",
     .build = build,

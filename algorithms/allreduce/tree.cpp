@@ -30,6 +30,7 @@
 #include "patterns/chunking.hpp"
 #include "patterns/compose.hpp"
 #include "patterns/reduce_blocks.hpp"
+#include "patterns/reversed_rounds.hpp"
 #include "patterns/tree_rounds.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
@@ -52,20 +53,8 @@ coll_args bcast_args(const coll_args& a, std::uint64_t segment) {
   return b;
 }
 
-// Rounds of the broadcast phase.
-// (its cost with alpha = 1, beta = 0), remembered for the last arguments asked: every
-// rank of a build_all asks for the same, and it costs O(p S).
-std::size_t bcast_rounds(const coll_args& b) {
-  thread_local coll_args last;
-  thread_local std::size_t rounds = 0;
-  thread_local bool known = false;
-  if (!known || !(last == b)) {
-    rounds = static_cast<std::size_t>(std::llround(bcast_tree().cost(b, 1, cost_model{1.0, 0.0, 0.0})));
-    last = b;
-    known = true;
-  }
-  return rounds;
-}
+// Rounds of the broadcast phase (R).
+std::size_t bcast_rounds(const coll_args& b) { return detail::schedule_rounds(bcast_tree(), b); }
 
 std::uint64_t segment_of(const coll_args& a) {
   const cost_model m{};
@@ -83,26 +72,13 @@ schedule build(const coll_args& a, int rank) {
   if (a.p == 1) return s;
   const coll_args b = bcast_args(a, segment_of(a));
   const schedule fwd = bcast_tree().build(b, rank);
-  const auto rounds = fwd.rounds();
   const std::size_t total = bcast_rounds(b);
-  if (total < rounds.size() || !fwd.steps().empty())
-    throw usage_error(rank, "allreduce", "tree: the bcast kary schedule is not a plain message pipeline");
   // The reduce: the broadcast's rounds backwards, in the receive buffer.
-  detail::open_rounds(s, static_cast<std::int64_t>(total - rounds.size()));
-  for (std::size_t t = rounds.size(); t-- > 0;) {
-    const ranklab::round& r = rounds[t];
-    if (r.fence) throw usage_error(rank, "allreduce", "tree: the bcast kary schedule has a fence");
-    s.next_round();
-    if (r.recv_from != no_rank)
-      for (const region& g : fwd.recv_regions(r)) s.send(r.recv_from, g);
-    if (r.send_to != no_rank)
-      for (const region& g : fwd.send_regions(r)) s.recv(r.send_to, g, combine::reduce_in_right);
-  }
+  detail::append_reversed(s, fwd, total, "allreduce", "tree", [](const region& g) { return g; });
   // The broadcast from rank 0, as it is.
   std::vector<int> members(static_cast<std::size_t>(a.p));
   std::iota(members.begin(), members.end(), 0);
-  detail::append_phase(s, fwd, members, detail::phase_place{region{out_buffer, 0, 0}, region{out_buffer, 0, 0}},
-                       total);
+  detail::append_phase(s, fwd, members, detail::phase_place{region{out_buffer, 0, 0}, region{out_buffer, 0, 0}}, total);
   return s;
 }
 
@@ -116,9 +92,10 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "tree",
     .coll = collective::allreduce,
-    .summary = "MPICH allreduce_intra_tree (kary): pipelined k-ary tree (radix param, default 2), S segments "
-               "(segment param), reduce = bcast kary backwards, then bcast kary: 2R rounds one-ported, R = "
-               "D+k(S-1); R(2 alpha + (2 beta + gamma) m/S); commutative operators",
+    .summary =
+        "MPICH allreduce_intra_tree (kary): pipelined k-ary tree (radix param, default 2), S segments "
+        "(segment param), reduce = bcast kary backwards, then bcast kary: 2R rounds one-ported, R = "
+        "D+k(S-1); R(2 alpha + (2 beta + gamma) m/S); commutative operators",
     .needs_commutative = true,
     .composition = "bcast kary reversed (reduce to rank 0) + bcast kary (root 0)",
     .build = build,

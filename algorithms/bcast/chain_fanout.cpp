@@ -99,25 +99,9 @@ schedule build(const coll_args& a, int rank) {
   const detail::segmenting seg = segmenting_of(a);
   const std::vector<std::int64_t> arrival = arrival_of(t, v, seg.segments());
   const int kids = t.children(v);
-  const std::vector<std::int64_t> sends = detail::forward_rounds(arrival, kids);
   const int parent = v == 0 ? -1 : detail::absolute(t.parent(v), a.root, a.p);
-  std::size_t r = v == 0 ? arrival.size() : 0, q = 0;
-  while (r < arrival.size() || q < sends.size()) {  // both ascend by round: merge them
-    const std::int64_t tr = r < arrival.size() ? arrival[r] : INT64_MAX;
-    const std::int64_t tq = q < sends.size() ? sends[q] : INT64_MAX;
-    const std::int64_t now = std::min(tr, tq);
-    detail::open_rounds(s, now + 1);
-    if (tq == now) {
-      const auto i = static_cast<std::int64_t>(q) / kids;
-      const int c = static_cast<int>(q % static_cast<std::size_t>(kids));
-      s.send(detail::absolute(t.child(v, c), a.root, a.p), seg.piece(out_buffer, i));
-      ++q;
-    }
-    if (tr == now) {
-      s.recv(parent, seg.piece(out_buffer, static_cast<std::int64_t>(r)));
-      ++r;
-    }
-  }
+  detail::pipelined_tree_rounds(s, seg, parent, arrival, kids,
+                                [&](int c) { return detail::absolute(t.child(v, c), a.root, a.p); });
   return s;
 }
 
@@ -131,9 +115,10 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "chain_fanout",
     .coll = collective::bcast,
-    .summary = "Open MPI bcast_intra_chain, fanout F > 1 (radix param, default 4): F pipelined chains from the root, "
-               "S segments (segment param): F S + ceil((p-1)/F) - 1 rounds one-ported (F ports: S + "
-               "ceil((p-1)/F) - 1), rounds (alpha + beta m/S); fanout 1 = bcast chain",
+    .summary =
+        "Open MPI bcast_intra_chain, fanout F > 1 (radix param, default 4): F pipelined chains from the root, "
+        "S segments (segment param): F S + ceil((p-1)/F) - 1 rounds one-ported (F ports: S + "
+        "ceil((p-1)/F) - 1), rounds (alpha + beta m/S); fanout 1 = bcast chain",
     .build = build,
     .cost = cost,
 };

@@ -65,26 +65,9 @@ schedule build(const coll_args& a, int rank) {
   for (std::size_t i = 1; i < path.size(); ++i)
     arrival = detail::child_arrival(arrival, t.children(path[i - 1]), detail::ompi_bintree::child_index(path[i]));
   const int k = t.children(v);
-  const std::vector<std::int64_t> sends = detail::forward_rounds(arrival, k);
-  // Receives and sends both ascend by round: merge them.
   const int parent = v == 0 ? -1 : detail::absolute(detail::ompi_bintree::parent(v), a.root, a.p);
-  std::size_t r = v == 0 ? arrival.size() : 0, q = 0;
-  while (r < arrival.size() || q < sends.size()) {
-    const std::int64_t tr = r < arrival.size() ? arrival[r] : INT64_MAX;
-    const std::int64_t tq = q < sends.size() ? sends[q] : INT64_MAX;
-    const std::int64_t now = std::min(tr, tq);
-    detail::open_rounds(s, now + 1);
-    if (tq == now) {
-      const std::int64_t i = static_cast<std::int64_t>(q) / k;
-      const int c = static_cast<int>(q % static_cast<std::size_t>(k));
-      s.send(detail::absolute(t.child(v, c), a.root, a.p), seg.piece(out_buffer, i));
-      ++q;
-    }
-    if (tr == now) {
-      s.recv(parent, seg.piece(out_buffer, static_cast<std::int64_t>(r)));
-      ++r;
-    }
-  }
+  detail::pipelined_tree_rounds(s, seg, parent, arrival, k,
+                                [&](int c) { return detail::absolute(t.child(v, c), a.root, a.p); });
   return s;
 }
 

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "patterns/tree_rounds.hpp"
+#include "patterns/trees_binary.hpp"
 #include "ranklab/schedule.hpp"
 
 namespace ranklab::detail {
@@ -64,6 +66,33 @@ inline std::uint64_t segment_size(std::uint64_t count, std::uint64_t param, doub
   if (param > 0) return std::min(param, count);
   const auto segments = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::llround(ideal_segments)), 1, count);
   return (count + segments - 1) / segments;
+}
+
+// One rank's part of a pipelined tree broadcast of `seg`'s segments: segment i arrives from
+// `parent` in round arrival[i] (parent < 0: the root, which holds them all), and goes to each
+// of the rank's `children` children (child c is rank child_rank(c)) as early as it can, one
+// message per round, segment after segment, children in order (forward_rounds). Used by
+// bcast kary, pipelined_binary_tree, chain_fanout and knomial_segmented.
+template <class ChildRank>
+void pipelined_tree_rounds(schedule& s, const segmenting& seg, int parent, const std::vector<std::int64_t>& arrival,
+                           int children, ChildRank child_rank) {
+  const std::vector<std::int64_t> sends = forward_rounds(arrival, children);
+  std::size_t r = parent < 0 ? arrival.size() : 0, q = 0;
+  while (r < arrival.size() || q < sends.size()) {  // both ascend by round: merge them
+    const std::int64_t tr = r < arrival.size() ? arrival[r] : INT64_MAX;
+    const std::int64_t tq = q < sends.size() ? sends[q] : INT64_MAX;
+    const std::int64_t now = std::min(tr, tq);
+    open_rounds(s, now + 1);
+    if (tq == now) {
+      const auto i = static_cast<std::int64_t>(q / static_cast<std::size_t>(children));
+      s.send(child_rank(static_cast<int>(q % static_cast<std::size_t>(children))), seg.piece(out_buffer, i));
+      ++q;
+    }
+    if (tr == now) {
+      s.recv(parent, seg.piece(out_buffer, static_cast<std::int64_t>(r)));
+      ++r;
+    }
+  }
 }
 
 }  // namespace ranklab::detail

@@ -25,6 +25,7 @@
 #include <cmath>
 
 #include "patterns/chunking.hpp"
+#include "patterns/reversed_rounds.hpp"
 #include "patterns/tree_rounds.hpp"
 #include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
@@ -50,24 +51,11 @@ coll_args bcast_args(const coll_args& a, std::uint64_t segment) {
   return b;
 }
 
+std::size_t bcast_rounds(const coll_args& b) { return detail::schedule_rounds(bcast_tree(), b); }
+
 // Rounds of the broadcast with one segment (D).
-std::size_t bcast_rounds(const coll_args& b);
 double one_segment_rounds(const coll_args& a) {
   return static_cast<double>(bcast_rounds(bcast_args(a, std::max<std::uint64_t>(a.count, 1))));
-}
-
-// Rounds of the broadcast (its cost with alpha = 1, beta = 0), remembered for the last
-// arguments asked: every rank of a build_all asks for the same, and it costs O(p S).
-std::size_t bcast_rounds(const coll_args& b) {
-  thread_local coll_args last;
-  thread_local std::size_t rounds = 0;
-  thread_local bool known = false;
-  if (!known || !(last == b)) {
-    rounds = static_cast<std::size_t>(std::llround(bcast_tree().cost(b, 1, cost_model{1.0, 0.0, 0.0})));
-    last = b;
-    known = true;
-  }
-  return rounds;
 }
 
 std::uint64_t segment_of(const coll_args& a) {
@@ -82,29 +70,15 @@ schedule build(const coll_args& a, int rank) {
   const std::uint64_t n = a.count;
   const coll_args b = bcast_args(a, segment_of(a));
   const schedule fwd = bcast_tree().build(b, rank);
-  const auto rounds = fwd.rounds();
-  // Every rank's broadcast ends by round R; its round t is the reduce's round R-1-t.
   const std::size_t total = bcast_rounds(b);
-  if (total < rounds.size()) throw usage_error(rank, "reduce", "binary: the broadcast's rounds exceed its cost");
   bool receives = false;  // in the reduce: the broadcast sends
-  for (const ranklab::round& r : rounds) receives = receives || r.send_to != no_rank;
+  for (const ranklab::round& r : fwd.rounds()) receives = receives || r.send_to != no_rank;
   schedule s(rank, a.p, n, rank == a.root ? n : 0);
   const region acc = detail::tree_accumulator(s, a, rank, receives);
-  const auto place = [&](const region& g) {
+  detail::append_reversed(s, fwd, total, "reduce", "binary", [&](const region& g) {
     if (g.buffer != out_buffer) throw usage_error(rank, "reduce", "binary: the broadcast uses a temporary");
     return region{acc.buffer, acc.offset + g.offset, g.count};
-  };
-  detail::open_rounds(s, static_cast<std::int64_t>(total - rounds.size()));
-  for (std::size_t t = rounds.size(); t-- > 0;) {
-    const ranklab::round& r = rounds[t];
-    if (r.fence || !fwd.pre_steps(r).empty() || !fwd.post_steps(r).empty())
-      throw usage_error(rank, "reduce", "binary: the broadcast has local steps or fences");
-    s.next_round();
-    if (r.recv_from != no_rank)
-      for (const region& g : fwd.recv_regions(r)) s.send(r.recv_from, place(g));
-    if (r.send_to != no_rank)
-      for (const region& g : fwd.send_regions(r)) s.recv(r.send_to, place(g), combine::reduce_in_right);
-  }
+  });
   return s;
 }
 
@@ -118,9 +92,10 @@ double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
 const algorithm info{
     .name = "binary",
     .coll = collective::reduce,
-    .summary = "Open MPI reduce_intra_binary: pipelined level-order binary tree, S segments (segment param; default "
-               "from the cost model), bcast pipelined_binary_tree backwards: D+2(S-1) rounds (D <= 2 log2 p), "
-               "(D+2(S-1))(alpha + (beta + gamma) m/S); commutative operators",
+    .summary =
+        "Open MPI reduce_intra_binary: pipelined level-order binary tree, S segments (segment param; default "
+        "from the cost model), bcast pipelined_binary_tree backwards: D+2(S-1) rounds (D <= 2 log2 p), "
+        "(D+2(S-1))(alpha + (beta + gamma) m/S); commutative operators",
     .needs_commutative = true,
     .composition = "bcast pipelined_binary_tree, reversed in time",
     .build = build,

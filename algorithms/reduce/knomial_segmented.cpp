@@ -18,42 +18,18 @@
 // Cost: S C (alpha + (beta + gamma) m/S). Default: one segment; the segment parameter sets
 // others.
 // See docs/algorithms.md, "reduce".
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <tuple>
 #include <vector>
 
-#include "patterns/chunking.hpp"
+#include "patterns/knomial_pipeline.hpp"
 #include "patterns/rank_arithmetic.hpp"
-#include "patterns/tree_knomial.hpp"
 #include "patterns/tree_rounds.hpp"
-#include "patterns/trees_binary.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
 namespace {
-
-int radix_of(const coll_args& a, int rank) {
-  const int k = a.params.radix == 0 ? detail::default_knomial_radix : a.params.radix;
-  if (k < 2) throw usage_error(rank, "reduce", fmt::format("knomial_segmented: radix {} (need at least 2)", k));
-  return k;
-}
-
-struct plan {
-  detail::knomial_tree tree;
-  std::int64_t fanout;  // C: the root's children, also the rounds of one segment
-  detail::segmenting seg;
-  std::int64_t rounds() const { return tree.p <= 1 ? 0 : seg.segments() * fanout; }
-};
-
-plan plan_of(const coll_args& a, int rank) {
-  detail::knomial_tree t(a.p, radix_of(a, rank));
-  const auto fanout = static_cast<std::int64_t>(t.children(0).size());
-  detail::segmenting seg{a.count, detail::segment_size(a.count, a.params.segment, 1.0)};
-  return plan{std::move(t), fanout, seg};
-}
 
 schedule build(const coll_args& a, int rank) {
   const std::uint64_t n = a.count;
@@ -62,23 +38,13 @@ schedule build(const coll_args& a, int rank) {
     s.copy(region{in_buffer, 0, n}, region{out_buffer, 0, n});
     return s;
   }
-  const plan P = plan_of(a, rank);
+  const detail::knomial_pipeline P = detail::knomial_pipeline_of(a, rank, "reduce");
   const detail::knomial_tree& t = P.tree;
   const std::int64_t v = detail::relative(rank, a.root, a.p);
   const std::int64_t segments = P.seg.segments();
   const std::int64_t last = P.rounds() - 1;
   // The broadcast's arrival rounds along the path from the root to v.
-  std::vector<std::int64_t> path;
-  for (std::int64_t u = v; u != 0; u = t.parent(u)) path.push_back(u);
-  std::reverse(path.begin(), path.end());
-  std::vector<std::int64_t> arrival(static_cast<std::size_t>(segments), -1);
-  std::int64_t above = 0;
-  for (const std::int64_t u : path) {
-    const std::vector<std::int64_t> kids = t.children(above);
-    const auto index = std::find(kids.begin(), kids.end(), u) - kids.begin();
-    arrival = detail::child_arrival(arrival, static_cast<int>(kids.size()), static_cast<int>(index));
-    above = u;
-  }
+  const std::vector<std::int64_t> arrival = P.arrival(v);
   const std::vector<std::int64_t> kids = t.children(v);
   const int k = static_cast<int>(kids.size());
   const std::vector<std::int64_t> forwards = detail::forward_rounds(arrival, k);
@@ -106,7 +72,7 @@ schedule build(const coll_args& a, int rank) {
 
 double cost(const coll_args& a, std::size_t elem, const cost_model& m) {
   if (a.p == 1) return 0;
-  const plan P = plan_of(a, no_rank);
+  const detail::knomial_pipeline P = detail::knomial_pipeline_of(a, no_rank, "reduce");
   return static_cast<double>(P.rounds()) *
          (m.alpha + (m.beta + m.gamma) * static_cast<double>(std::min(P.seg.size, a.count) * elem));
 }
