@@ -17,11 +17,7 @@ namespace ranklab::detail {
 
 // The allgather phase of allreduce call `a`: the same p, count and element size, `radix`.
 inline coll_args allgather_fold_args(const coll_args& a, int radix) {
-  coll_args g;
-  g.coll = collective::allgather;
-  g.p = a.p;
-  g.count = a.count;
-  g.elem_size = a.elem_size;
+  coll_args g = phase_args(a, collective::allgather, a.p, a.count);
   g.params.radix = radix;
   return g;
 }

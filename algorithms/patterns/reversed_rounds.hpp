@@ -4,7 +4,8 @@
 // the parent, the reduce sends its partial of g up. A rank has then combined all its children's
 // partials of a segment before it passes the segment on, and it still makes one send and one
 // receive per round, so a pipelined broadcast becomes a pipelined reduce with the same round
-// count. Used by reduce binary (bcast pipelined_binary_tree) and allreduce tree (bcast kary).
+// count. Used by reduce binary (bcast pipelined_binary_tree), reduce knomial_segmented (bcast
+// knomial_segmented) and allreduce tree (bcast kary).
 #pragma once
 #include <cmath>
 #include <cstddef>

@@ -25,6 +25,7 @@
 #include <cmath>
 
 #include "patterns/chunking.hpp"
+#include "patterns/compose.hpp"
 #include "patterns/reversed_rounds.hpp"
 #include "patterns/tree_rounds.hpp"
 #include "ranklab/errors.hpp"
@@ -41,13 +42,8 @@ const algorithm& bcast_tree() {
 
 // The broadcast of the same tree and segments (`segment` elements each, rooted like `a`).
 coll_args bcast_args(const coll_args& a, std::uint64_t segment) {
-  coll_args b;
-  b.coll = collective::bcast;
-  b.p = a.p;
-  b.root = a.root;
-  b.count = a.count;
+  coll_args b = detail::phase_args(a, collective::bcast, a.p, a.count, a.root);
   b.params.segment = segment;
-  b.elem_size = a.elem_size;
   return b;
 }
 

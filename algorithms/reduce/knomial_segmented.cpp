@@ -1,7 +1,8 @@
 // Reduce, pipelined k-nomial tree (MPICH `MPIR_TSP_Ireduce_sched_intra_tree` with a k-nomial
 // tree: the vector is cut into chunks, and a rank combines each chunk of its children's
 // partials into its own and passes it to its parent while the next chunk is on its way). The
-// schedule is bcast knomial_segmented's run backwards in time: where the broadcast delivers
+// schedule is the registered bcast knomial_segmented run backwards in time
+// (patterns/reversed_rounds.hpp): where the broadcast delivers
 // segment i to rank v in round a, v sends its partial of segment i to its parent in round
 // T_S - 1 - a (T_S: the rounds of the whole call), and where the broadcast forwards segment i
 // to child c in round f, v receives c's partial of segment i in round T_S - 1 - f and combines
@@ -20,16 +21,31 @@
 // See docs/algorithms.md, "reduce".
 #include <algorithm>
 #include <cstdint>
-#include <tuple>
 #include <vector>
 
+#include "patterns/compose.hpp"
 #include "patterns/knomial_pipeline.hpp"
-#include "patterns/rank_arithmetic.hpp"
+#include "patterns/reversed_rounds.hpp"
 #include "patterns/tree_rounds.hpp"
+#include "ranklab/errors.hpp"
 #include "ranklab/registry.hpp"
 
 namespace ranklab {
 namespace {
+
+const algorithm& bcast_tree() {
+  const algorithm* b = registry::find(collective::bcast, "knomial_segmented");
+  if (b == nullptr)
+    throw usage_error(no_rank, "reduce", "knomial_segmented: bcast knomial_segmented is not registered");
+  return *b;
+}
+
+// The broadcast of the same tree and segments, rooted like `a`.
+coll_args bcast_args(const coll_args& a) {
+  coll_args b = detail::phase_args(a, collective::bcast, a.p, a.count, a.root);
+  b.params = a.params;
+  return b;
+}
 
 schedule build(const coll_args& a, int rank) {
   const std::uint64_t n = a.count;
@@ -38,35 +54,17 @@ schedule build(const coll_args& a, int rank) {
     s.copy(region{in_buffer, 0, n}, region{out_buffer, 0, n});
     return s;
   }
-  const detail::knomial_pipeline P = detail::knomial_pipeline_of(a, rank, "reduce");
-  const detail::knomial_tree& t = P.tree;
-  const std::int64_t v = detail::relative(rank, a.root, a.p);
-  const std::int64_t segments = P.seg.segments();
-  const std::int64_t last = P.rounds() - 1;
-  // The broadcast's arrival rounds along the path from the root to v.
-  const std::vector<std::int64_t> arrival = P.arrival(v);
-  const std::vector<std::int64_t> kids = t.children(v);
-  const int k = static_cast<int>(kids.size());
-  const std::vector<std::int64_t> forwards = detail::forward_rounds(arrival, k);
-  const region acc = detail::tree_accumulator(s, a, rank, k > 0);
-  auto piece = [&](std::int64_t i) { return P.seg.piece(acc.buffer, i); };
-  const detail::rooted_at real{a.root, a.p};
-  // The events in reversed time: (round, is_send, segment, child).
-  std::vector<std::tuple<std::int64_t, bool, std::int64_t, int>> events;
-  if (v != 0)
-    for (std::int64_t i = 0; i < segments; ++i)
-      events.emplace_back(last - arrival[static_cast<std::size_t>(i)], true, i, -1);
-  for (std::size_t q = 0; q < forwards.size(); ++q)
-    events.emplace_back(last - forwards[q], false, static_cast<std::int64_t>(q / static_cast<std::size_t>(k)),
-                        static_cast<int>(q % static_cast<std::size_t>(k)));
-  std::sort(events.begin(), events.end());
-  for (const auto& [round, sends, i, c] : events) {
-    detail::open_rounds(s, round + 1);
-    if (sends)
-      s.send(real(t.parent(v)), piece(i));
-    else
-      s.recv(real(kids[static_cast<std::size_t>(c)]), piece(i), combine::reduce_in_right);
-  }
+  detail::knomial_pipeline_of(a, rank, "reduce");  // the radix check, in this call's name
+  const coll_args b = bcast_args(a);
+  const schedule fwd = bcast_tree().build(b, rank);
+  bool receives = false;  // in the reduce: the broadcast sends
+  for (const ranklab::round& r : fwd.rounds()) receives = receives || r.send_to != no_rank;
+  const region acc = detail::tree_accumulator(s, a, rank, receives);
+  detail::append_reversed(s, fwd, detail::schedule_rounds(bcast_tree(), b), "reduce", "knomial_segmented",
+                          [&](const region& g) {
+                            return region{acc.buffer, acc.offset + g.offset, g.count};
+                          });
+  s.trim();  // the broadcast's rounds before a rank's first receive, reversed, are empty
   return s;
 }
 
