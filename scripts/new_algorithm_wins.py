@@ -75,8 +75,9 @@ def main():
     if one_ported is not None:
         columns.append(("one-ported only", lambda c: lambda a: (c, a) in one_ported))
     for title, scope in columns:
-        print(f"\n### Over {title}: fastest previous / fastest new, per run\n")
-        print("| collective | p | bytes | fastest (new) | fastest previous | ratio per run |")
+        print(f"\n### Over {title}: fastest previous / fastest new\n")
+        last = "ratio, range over the runs" if args.every_run else "ratio per run"
+        print(f"| collective | p | bytes | fastest (new) | fastest previous | {last} |")
         print("|---|---:|---:|---|---|---|")
         for key in sorted(set().union(*runs)):
             coll = key[0]
